@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ics top-level Makefile. The README's two commands are `make demo` and
+# `make check`; both install what they need first (scripts/install-deps.sh).
+#
+#   make                 module for the running kernel (or KDIR=) + tools
+#   make modules         module for every supported kernel: build/<kver>/kmod/ics.ko
+#   make user            user/icstat, user/icsctl
+#   make check           everything: W=1 builds, style, sparse, userspace tests,
+#                        dkms, and the selftests in VMs on both kernels
+#   make vmtest          selftests in a VM per supported kernel
+#   make demo            a 3-member cluster in a VM, traffic, icstat chanhisttot
+#   make install         install module (running kernel) and tools
+
+TOP := $(CURDIR)
+VERSION := $(shell cat VERSION)
+# Supported kernels: Debian bookworm's 6.1 and bookworm-backports' 6.12.
+KVERS ?= $(notdir $(wildcard /lib/modules/6.1.*-amd64 /lib/modules/6.12.*-amd64))
+KDIR ?=
+
+.PHONY: all module modules user selftests check deps vmtest demo dkms-test style \
+	sparse w1 install clean
+
+all: module user
+
+deps:
+	@bash scripts/install-deps.sh
+
+# One build directory per kernel, with links to the sources, because kbuild
+# writes objects next to them.
+build/%/kmod/Kbuild: kmod/Kbuild
+	@mkdir -p build/$*/kmod
+	@for f in kmod/*.c kmod/*.h kmod/Kbuild; do ln -sf $(TOP)/$$f build/$*/kmod/; done
+	@ln -sfn $(TOP)/include build/$*/include
+
+module:
+	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod \
+		ICS_VERSION=$(VERSION) modules
+
+modules: $(foreach k,$(KVERS),build/$(k)/kmod/Kbuild)
+	@test -n "$(KVERS)" || { echo "no supported kernel headers; run make deps" >&2; exit 1; }
+	@for k in $(KVERS); do \
+		$(MAKE) -C /lib/modules/$$k/build M=$(TOP)/build/$$k/kmod \
+			ICS_VERSION=$(VERSION) W=$(W) C=$(C) modules || exit 1; \
+	done
+
+user:
+	$(MAKE) -C user
+
+selftests:
+	$(MAKE) -C selftests
+
+install:
+	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod modules_install
+	depmod -a
+	$(MAKE) -C user install
+
+clean:
+	rm -rf build
+	$(MAKE) -C kmod clean 2>/dev/null || true
+	$(MAKE) -C user clean
+	-$(MAKE) -C selftests clean

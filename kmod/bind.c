@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Binding an instance to its NIC, and unbinding it. Both run under RTNL, which
+ * is what keeps the device, the binding pointer and the state consistent.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/if_arp.h>
+#include <linux/random.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+
+#include "ics.h"
+
+int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluster_id,
+	     struct netlink_ext_ack *extack)
+{
+	struct ics_bind *b = rtnl_dereference(in->bind);
+
+	ASSERT_RTNL();
+	if (b) {
+		NL_SET_ERR_MSG_MOD(extack, "instance already bound; unbind first");
+		return -EBUSY;
+	}
+	if (node_id < 1 || node_id > ICS_MAX_NODES) {
+		NL_SET_ERR_MSG_MOD(extack, "node id out of range 1..64");
+		pr_err("node id %u out of range 1..%u\n", node_id, ICS_MAX_NODES);
+		return -EINVAL;
+	}
+	if (dev->type != ARPHRD_ETHER || dev->addr_len != ETH_ALEN ||
+	    (dev->flags & IFF_LOOPBACK)) {
+		NL_SET_ERR_MSG_MOD(extack, "not an Ethernet device");
+		pr_err("%s is not an Ethernet device\n", dev->name);
+		return -EINVAL;
+	}
+	if (dev->mtu < ICS_MIN_MTU) {
+		NL_SET_ERR_MSG_MOD(extack, "device MTU below 576");
+		pr_err("%s: mtu %u is below %u\n", dev->name, dev->mtu, ICS_MIN_MTU);
+		return -EINVAL;
+	}
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->in = in;
+	b->dev = dev;
+	netdev_hold(dev, &b->dev_tracker, GFP_KERNEL);
+	b->seq = ++in->bind_seq;
+	b->node_id = node_id;
+	b->cluster_id = cluster_id;
+	do
+		b->incarnation = get_random_u32();
+	while (!b->incarnation);
+	spin_lock_init(&b->peers_lock);
+	timer_setup(&b->timer, ics_timer, 0);
+	b->pt.type = htons(ICS_ETH_P);
+	b->pt.dev = dev;
+	b->pt.func = ics_rcv;
+
+	rcu_assign_pointer(in->bind, b);
+	in->state = ICS_STATE_BOUND;
+	atomic_inc(&in->gen);
+	dev_add_pack(&b->pt);
+
+	pr_info("bound to %s as node %u of cluster %u (mtu %u)\n",
+		dev->name, node_id, cluster_id, dev->mtu);
+	ics_hello_send(b, ICS_NODE_BROADCAST, 0, GFP_KERNEL);
+	mod_timer(&b->timer, jiffies + msecs_to_jiffies(ics_hello_ms));
+	return 0;
+}
+
+/*
+ * Unpublish, then wait: dev_remove_pack() waits for receivers in flight and
+ * synchronize_net() for senders (they use the binding only inside RCU
+ * read-side sections, see ics_xmit()). After that nothing can reach the
+ * binding or its peers, so they are freed directly.
+ */
+int ics_unbind(struct ics_net *in, const char *why)
+{
+	struct ics_bind *b = rtnl_dereference(in->bind);
+
+	ASSERT_RTNL();
+	if (!b)
+		return -ENOTCONN;
+
+	RCU_INIT_POINTER(in->bind, NULL);
+	in->state = ICS_STATE_UNBOUND;
+	atomic_inc(&in->gen);
+	dev_remove_pack(&b->pt);
+	synchronize_net();
+	timer_shutdown_sync(&b->timer);
+
+	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
+	ics_peers_free(b);
+	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem));
+	netdev_put(b->dev, &b->dev_tracker);
+	kfree(b);
+	return 0;
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel API (include/net/ics.h): receive handlers per channel and
+ * netns, and sending. Handlers are published with RCU and called from the
+ * receive path; unregistering waits until no call is in flight.
+ */
+#include <linux/export.h>
+#include <linux/rtnetlink.h>
+
+#include "ics.h"
+
+int ics_register_handler(struct net *net, unsigned int channel, struct ics_handler *h)
+{
+	struct ics_net *in = ics_net(net);
+	int err = 0;
+
+	if (channel >= ICS_CHANNELS || !h || !h->rcv)
+		return -EINVAL;
+	mutex_lock(&in->reg_lock);
+	if (rcu_access_pointer(in->handlers[channel]))
+		err = -EBUSY;
+	else
+		rcu_assign_pointer(in->handlers[channel], h);
+	mutex_unlock(&in->reg_lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(ics_register_handler);
+
+void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_handler *h)
+{
+	struct ics_net *in = ics_net(net);
+
+	if (channel >= ICS_CHANNELS)
+		return;
+	mutex_lock(&in->reg_lock);
+	if (rcu_access_pointer(in->handlers[channel]) == h)
+		RCU_INIT_POINTER(in->handlers[channel], NULL);
+	mutex_unlock(&in->reg_lock);
+	synchronize_net();	/* no h->rcv() in flight after this */
+}
+EXPORT_SYMBOL_GPL(ics_unregister_handler);
+
+/**
+ * ics_send - send a message to a node on a channel
+ * @net: network namespace whose instance sends
+ * @node: destination node id, 1..ICS_MAX_NODES, not our own
+ * @channel: enum ics_channel
+ * @data: the message
+ * @len: its length, 0..ICS_MSG_MAX
+ * @gfp: allocation flags; with GFP_KERNEL the call may sleep between frames
+ *
+ * Delivery is best-effort for now. Returns 0 when every frame went to the NIC,
+ * or -EINVAL, -EMSGSIZE, -ENOTCONN (not bound), -EHOSTUNREACH (node never
+ * heard from), -ENETDOWN (unbound meanwhile), -ENOBUFS (no memory, or the NIC
+ * dropped a frame).
+ */
+int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
+	     gfp_t gfp)
+{
+	struct ics_txmsg m = {
+		.node = node,
+		.channel = channel,
+		.type = ICS_FT_DATA,
+		.len = len,
+		.fill = ics_fill_buf,
+		.data = data,
+	};
+
+	if (channel >= ICS_CHANNELS || node < 1 || node > ICS_MAX_NODES)
+		return -EINVAL;
+	if (len > ICS_MSG_MAX)
+		return -EMSGSIZE;
+	return ics_xmit(ics_net(net), &m, gfp);
+}
+EXPORT_SYMBOL_GPL(ics_send);
+
+/**
+ * ics_node_id - this netns's node id, or 0 when its instance is not bound
+ * @net: network namespace
+ */
+u8 ics_node_id(struct net *net)
+{
+	struct ics_bind *b;
+	u8 id = 0;
+
+	rcu_read_lock();
+	b = rcu_dereference(ics_net(net)->bind);
+	if (b)
+		id = b->node_id;
+	rcu_read_unlock();
+	return id;
+}
+EXPORT_SYMBOL_GPL(ics_node_id);

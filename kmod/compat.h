@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one place for differences between the supported kernels, Debian's 6.1
+ * and 6.12. Keep every version check here.
+ */
+#ifndef _ICS_COMPAT_H
+#define _ICS_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/netlink.h>
+
+/*
+ * 6.3 added formatted extended-ack messages. On older kernels the message
+ * is the format string's fixed prefix, passed in separately.
+ */
+#ifdef NL_SET_ERR_MSG_FMT_MOD
+#define ics_extack(extack, fixed, fmt, ...) \
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##__VA_ARGS__)
+#else
+#define ics_extack(extack, fixed, fmt, ...) NL_SET_ERR_MSG_MOD(extack, fixed)
+#endif
+
+#endif /* _ICS_COMPAT_H */

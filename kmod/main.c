@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ics: module parameters, per-netns instances, the netdev notifier, and
+ * bring-up/tear-down in order.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "ics.h"
+
+static char *ifname;
+module_param(ifname, charp, 0444);
+MODULE_PARM_DESC(ifname, "NIC to bind the initial netns's instance to (with node_id)");
+
+static unsigned int node_id;
+module_param(node_id, uint, 0444);
+MODULE_PARM_DESC(node_id, "this member's node id, 1..64 (with ifname)");
+
+static unsigned int cluster_id;
+module_param(cluster_id, uint, 0444);
+MODULE_PARM_DESC(cluster_id, "cluster id; frames of other clusters are dropped (default 0)");
+
+unsigned int ics_hello_ms = 1000;
+module_param_named(hello_ms, ics_hello_ms, uint, 0444);
+MODULE_PARM_DESC(hello_ms, "hello interval in ms, 10..3600000 (default 1000)");
+
+unsigned int ics_reasm_timeout_ms = 3000;
+module_param_named(reasm_timeout_ms, ics_reasm_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(reasm_timeout_ms,
+		 "drop a partial message after this many ms without a fragment (default 3000)");
+
+unsigned long ics_reasm_mem_max = 256UL << 20;
+module_param_named(reasm_mem_max, ics_reasm_mem_max, ulong, 0444);
+MODULE_PARM_DESC(reasm_mem_max,
+		 "bytes of partial messages one instance may hold (default 256 MiB)");
+
+static unsigned int ics_net_id __read_mostly;
+
+struct ics_net *ics_net(const struct net *net)
+{
+	return net_generic(net, ics_net_id);
+}
+
+static int __net_init ics_net_init(struct net *net)
+{
+	struct ics_net *in = ics_net(net);
+
+	in->net = net;
+	in->state = ICS_STATE_UNUSED;
+	mutex_init(&in->stats_lock);
+	mutex_init(&in->reg_lock);
+	return ics_stats_init(in);
+}
+
+static void __net_exit ics_net_exit(struct net *net)
+{
+	struct ics_net *in = ics_net(net);
+	int ch;
+
+	/* Devices left this netns before subsys exits run; this is for unload. */
+	rtnl_lock();
+	ics_unbind(in, "instance removed");
+	rtnl_unlock();
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (rcu_access_pointer(in->handlers[ch]))
+			pr_warn("channel %d handler still registered at netns exit\n", ch);
+	ics_stats_free(in);
+}
+
+static struct pernet_operations ics_net_ops = {
+	.init = ics_net_init,
+	.exit = ics_net_exit,
+	.id = &ics_net_id,
+	.size = sizeof(struct ics_net),
+};
+
+/* A bound NIC that leaves its netns (deleted, or moved) unbinds the instance. */
+static int ics_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct ics_net *in = ics_net(dev_net(dev));
+	struct ics_bind *b = rtnl_dereference(in->bind);
+
+	if (!b || b->dev != dev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ics_unbind(in, "went away");
+		break;
+	case NETDEV_CHANGEMTU:
+		if (dev->mtu < ICS_MIN_MTU)
+			pr_warn("%s: mtu %u is below %u; sends fail until it is raised\n",
+				dev->name, dev->mtu, ICS_MIN_MTU);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ics_netdev_nb = {
+	.notifier_call = ics_netdev_event,
+};
+
+static int __init ics_bind_param(void)
+{
+	struct net_device *dev;
+	int err;
+
+	rtnl_lock();
+	dev = __dev_get_by_name(&init_net, ifname);
+	if (!dev) {
+		pr_err("no such device \"%s\"\n", ifname);
+		err = -ENODEV;
+	} else {
+		err = ics_bind(ics_net(&init_net), dev, node_id, cluster_id, NULL);
+	}
+	rtnl_unlock();
+	return err;
+}
+
+static int __init ics_check_params(void)
+{
+	if (!!ifname != !!node_id) {
+		pr_err("ifname and node_id go together\n");
+		return -EINVAL;
+	}
+	if (node_id > ICS_MAX_NODES) {
+		pr_err("node_id %u out of range 1..%u\n", node_id, ICS_MAX_NODES);
+		return -EINVAL;
+	}
+	if (ics_hello_ms < 10 || ics_hello_ms > 3600000) {
+		pr_err("hello_ms %u out of range 10..3600000\n", ics_hello_ms);
+		return -EINVAL;
+	}
+	if (ics_reasm_timeout_ms < 10 || ics_reasm_mem_max < 2 * ICS_MSG_MAX) {
+		pr_err("reasm_timeout_ms must be >= 10, reasm_mem_max >= %u\n", 2 * ICS_MSG_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init ics_init(void)
+{
+	int err;
+
+	err = ics_check_params();
+	if (err)
+		return err;
+
+	err = register_pernet_subsys(&ics_net_ops);
+	if (err)
+		return err;
+
+	err = register_netdevice_notifier(&ics_netdev_nb);
+	if (err)
+		goto err_pernet;
+
+	if (ifname) {
+		err = ics_bind_param();
+		if (err)
+			goto err_notifier;
+	}
+
+	err = ics_genl_init();
+	if (err)
+		goto err_unbind;
+
+	pr_info("loaded: wire version %u, ethertype 0x%04x, version " ICS_VERSION "\n",
+		ICS_WIRE_VERSION, ICS_ETH_P);
+	return 0;
+
+err_unbind:
+	rtnl_lock();
+	ics_unbind(ics_net(&init_net), "module load failed");
+	rtnl_unlock();
+err_notifier:
+	unregister_netdevice_notifier(&ics_netdev_nb);
+err_pernet:
+	unregister_pernet_subsys(&ics_net_ops);
+	return err;
+}
+
+static void __exit ics_exit(void)
+{
+	ics_genl_exit();
+	unregister_netdevice_notifier(&ics_netdev_nb);
+	unregister_pernet_subsys(&ics_net_ops);
+}
+
+module_init(ics_init);
+module_exit(ics_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ics: internode communication subsystem over a dedicated NIC");
+MODULE_AUTHOR("The ics developers");
+MODULE_VERSION(ICS_VERSION);

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reassembly of fragmented messages, per peer. Fragments may arrive in any
+ * order (a sender that migrates between CPUs can reorder even on veth); each
+ * partial message keeps its fragments sorted by offset, rejects overlaps, and
+ * completes when it holds msg_len bytes. The whole message is then one skb:
+ * the first fragment with the others chained on its frag_list, no copy.
+ *
+ * Bounds: at most ICS_REASM_PER_PEER partial messages per peer (the oldest is
+ * evicted), at most ics_reasm_mem_max bytes of truesize per binding, and a
+ * partial message that gets no fragment for ics_reasm_timeout_ms is dropped.
+ * Every drop is counted.
+ */
+#include <linux/slab.h>
+
+#include "ics.h"
+
+#define ICS_REASM_PER_PEER	8
+
+struct ics_reasm {
+	struct list_head list;
+	u32 msg_id;
+	u32 msg_len;
+	u32 have;		/* payload bytes held */
+	u8 channel;
+	u8 flags;
+	unsigned long touched;	/* jiffies of the last fragment */
+	unsigned int truesize;
+	struct sk_buff_head frags;	/* sorted by offset */
+};
+
+struct ics_frag_cb {
+	u32 off;
+};
+
+#define ICS_CB(skb) ((struct ics_frag_cb *)(skb)->cb)
+
+static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_reasm *r)
+{
+	list_del(&r->list);
+	p->nr_reasm--;
+	atomic_long_sub(r->truesize, &b->reasm_mem);
+	__skb_queue_purge(&r->frags);
+	kfree(r);
+}
+
+static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
+					const struct ics_frag *f)
+{
+	struct ics_reasm *r;
+
+	list_for_each_entry(r, &p->reasm, list)
+		if (r->msg_id == f->msg_id)
+			return r;
+
+	if (p->nr_reasm >= ICS_REASM_PER_PEER) {
+		/* The list is in creation order: the first is the oldest. */
+		ics_reasm_free(b, p, list_first_entry(&p->reasm, struct ics_reasm, list));
+		ics_count(b->in, ICS_STAT_REASM_EVICTED);
+	}
+	r = kzalloc(sizeof(*r), GFP_ATOMIC);
+	if (!r)
+		return NULL;
+	r->msg_id = f->msg_id;
+	r->msg_len = f->msg_len;
+	r->channel = f->channel;
+	r->flags = f->flags;
+	__skb_queue_head_init(&r->frags);
+	list_add_tail(&r->list, &p->reasm);
+	p->nr_reasm++;
+	return r;
+}
+
+/* Insert @skb at its offset; false if it overlaps a fragment already held. */
+static bool ics_reasm_insert(struct ics_reasm *r, struct sk_buff *skb)
+{
+	u32 off = ICS_CB(skb)->off, end = off + skb->len;
+	struct sk_buff *prev, *next;
+
+	/* Fragments usually arrive in order: search from the tail. */
+	skb_queue_reverse_walk(&r->frags, prev)
+		if (ICS_CB(prev)->off < off)
+			break;
+
+	next = prev->next;
+	if (prev != (struct sk_buff *)&r->frags && ICS_CB(prev)->off + prev->len > off)
+		return false;
+	if (next != (struct sk_buff *)&r->frags && ICS_CB(next)->off < end)
+		return false;
+	__skb_queue_after(&r->frags, prev, skb);
+	return true;
+}
+
+/* Chain the sorted fragments into one skb: the head's frag_list, no copy. */
+static struct sk_buff *ics_reasm_join(struct ics_reasm *r)
+{
+	struct sk_buff *head = __skb_dequeue(&r->frags), *skb, **tail;
+
+	if (skb_unclone(head, GFP_ATOMIC)) {
+		kfree_skb(head);
+		return NULL;
+	}
+	tail = &skb_shinfo(head)->frag_list;
+	while ((skb = __skb_dequeue(&r->frags))) {
+		*tail = skb;
+		tail = &skb->next;
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
+	}
+	return head;
+}
+
+void ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
+		   const struct ics_frag *f)
+{
+	struct ics_net *in = b->in;
+	struct sk_buff *msg = NULL;
+	struct ics_reasm *r;
+
+	/* A fragment must not bring its own frag_list into ours. */
+	if (skb_has_frag_list(skb) && skb_linearize(skb))
+		goto nomem;
+	ICS_CB(skb)->off = f->off;
+
+	spin_lock(&p->lock);
+	if (p->dead)
+		goto unlock_drop;
+	r = ics_reasm_find(b, p, f);
+	if (!r) {
+		spin_unlock(&p->lock);
+		goto nomem;
+	}
+	if (r->msg_len != f->msg_len || r->channel != f->channel || r->flags != f->flags) {
+		ics_count(in, ICS_STAT_RX_BAD_FRAG);
+		goto unlock_drop;
+	}
+	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > ics_reasm_mem_max) {
+		atomic_long_sub(skb->truesize, &b->reasm_mem);
+		ics_reasm_free(b, p, r);	/* it cannot complete now */
+		spin_unlock(&p->lock);
+		goto nomem;
+	}
+	if (!ics_reasm_insert(r, skb)) {
+		atomic_long_sub(skb->truesize, &b->reasm_mem);
+		ics_count(in, ICS_STAT_RX_DUP_FRAG);
+		goto unlock_drop;
+	}
+	r->truesize += skb->truesize;
+	r->have += skb->len;
+	r->touched = jiffies;
+	if (r->have == r->msg_len) {
+		msg = ics_reasm_join(r);
+		ics_reasm_free(b, p, r);	/* frags is empty now */
+		if (!msg) {
+			spin_unlock(&p->lock);
+			ics_count(in, ICS_STAT_REASM_NOMEM);
+			return;
+		}
+	}
+	spin_unlock(&p->lock);
+
+	if (msg)
+		ics_deliver(in, p->node_id, f->channel, f->flags, f->msg_id, msg);
+	return;
+
+unlock_drop:
+	spin_unlock(&p->lock);
+	kfree_skb(skb);
+	return;
+nomem:
+	ics_count(in, ICS_STAT_REASM_NOMEM);
+	kfree_skb(skb);
+}
+
+void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
+{
+	unsigned long timeout = msecs_to_jiffies(ics_reasm_timeout_ms);
+	struct ics_reasm *r, *tmp;
+
+	spin_lock_bh(&p->lock);
+	if (how == ICS_REASM_CLOSE)
+		p->dead = true;
+	list_for_each_entry_safe(r, tmp, &p->reasm, list) {
+		if (how == ICS_REASM_IDLE && !time_after(jiffies, r->touched + timeout))
+			continue;
+		ics_reasm_free(b, p, r);
+		ics_count(b->in, ICS_STAT_REASM_TIMEOUT);
+	}
+	spin_unlock_bh(&p->lock);
+}
