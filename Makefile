@@ -48,7 +48,29 @@ user:
 	$(MAKE) -C user
 
 selftests:
+	@bash scripts/ksft-extract.sh >/dev/null
 	$(MAKE) -C selftests
+
+check:
+	@bash scripts/check.sh
+
+vmtest: modules user selftests
+	@bash scripts/vmtest.sh $(KVERS)
+
+demo: deps
+	@$(MAKE) -s modules user
+	@bash scripts/vmdemo.sh
+
+dkms-test:
+	@bash scripts/dkms-test.sh
+
+# checkpatch from the kernel source tarball (scripts/ksft-extract.sh).
+CHECKPATCH := build/ksft/scripts/checkpatch.pl
+style:
+	@bash scripts/ksft-extract.sh >/dev/null
+	@perl $(CHECKPATCH) --no-tree --terse --show-types --ignore FILE_PATH_CHANGES \
+		-f kmod/*.c kmod/*.h include/net/ics.h include/uapi/linux/ics.h | \
+		grep -v '^total: 0 errors, 0 warnings' | { ! grep .; }
 
 install:
 	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod modules_install

@@ -14,10 +14,15 @@
  * is the format string's fixed prefix, passed in separately.
  */
 #ifdef NL_SET_ERR_MSG_FMT_MOD
-#define ics_extack(extack, fixed, fmt, ...) \
-	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##__VA_ARGS__)
+#define ics_extack(extack, fixed, fmt, ...) do {			\
+	(void)(fixed);							\
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##__VA_ARGS__);		\
+} while (0)
 #else
-#define ics_extack(extack, fixed, fmt, ...) NL_SET_ERR_MSG_MOD(extack, fixed)
+#define ics_extack(extack, fixed, fmt, ...) do {			\
+	(void)(fmt);							\
+	NL_SET_ERR_MSG_MOD(extack, fixed);				\
+} while (0)
 #endif
 
 #endif /* _ICS_COMPAT_H */

@@ -139,10 +139,13 @@ int ics_xmit(struct ics_net *in, struct ics_txmsg *m, gfp_t gfp)
 		skb->dev = b->dev;
 		skb->protocol = htons(ICS_ETH_P);
 		err = dev_hard_header(skb, b->dev, ICS_ETH_P, addr, NULL, skb->len);
-		if (err >= 0)
-			err = net_xmit_eval(dev_queue_xmit(skb));
-		else
+		if (err >= 0) {
+			/* net_xmit_eval() evaluates its argument twice */
+			err = dev_queue_xmit(skb);
+			err = net_xmit_eval(err);
+		} else {
 			kfree_skb(skb);
+		}
 		rcu_read_unlock();
 		if (err) {
 			ics_count(in, ICS_STAT_TX_ERRORS);

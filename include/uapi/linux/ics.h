@@ -177,7 +177,7 @@ static inline unsigned int ics_hist_row(__u32 n)
 	return r < ICS_HIST_ROW_MORE ? r : ICS_HIST_ROW_MORE;
 }
 
-/* Frame header on the wire; all multi-byte fields are big-endian. */
+/* Frame header on the wire (36 bytes); multi-byte fields are big-endian. */
 struct ics_wire_hdr {
 	__u8	version;	/* ICS_WIRE_VERSION */
 	__u8	type;		/* enum ics_frame_type */

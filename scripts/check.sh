@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every gate, in order of cost. Each step is a KTAP test point;
+# steps that run test suites (user unit tests, dkms, the VM selftests) also
+# print their own KTAP. Ends with "N passed, N failed, N skipped" over the
+# steps, and exits non-zero if any step failed.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+log=$root/build/check
+mkdir -p "$log"
+
+steps=(deps w1 sparse style user unit selftests dkms vmtest)
+pass=0 fail=0 skip=0 i=0
+
+run() {
+	local name=$1
+	shift
+	i=$((i + 1))
+	echo "# ---- $name: $*"
+	local t0=$SECONDS
+	if "$@" > >(tee "$log/$name.log") 2>&1; then
+		echo "ok $i $name # $((SECONDS - t0)) s"
+		pass=$((pass + 1))
+	else
+		echo "not ok $i $name # $((SECONDS - t0)) s; log: build/check/$name.log"
+		fail=$((fail + 1))
+	fi
+}
+
+# Fail on any compiler or sparse diagnostic, not just on errors.
+no_diagnostics() {
+	local out
+	out=$("$@" 2>&1)
+	local rc=$?
+	printf '%s\n' "$out"
+	[ $rc = 0 ] || return $rc
+	! printf '%s\n' "$out" | grep -E 'warning:|error:' >/dev/null
+}
+
+echo "TAP version 13"
+echo "1..${#steps[@]}"
+run deps bash scripts/install-deps.sh
+run w1 no_diagnostics make -s modules W=1
+run sparse no_diagnostics make -s modules W=1 C=2
+run style make -s style
+run user no_diagnostics make -s -C user
+run unit make -s -C user check
+run selftests no_diagnostics make -s selftests
+run dkms bash scripts/dkms-test.sh
+run vmtest bash scripts/vmtest.sh
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
