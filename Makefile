@@ -59,7 +59,7 @@ vmtest: modules user selftests
 
 demo: deps
 	@$(MAKE) -s modules user
-	@bash scripts/vmdemo.sh
+	@bash scripts/demo.sh
 
 dkms-test:
 	@bash scripts/dkms-test.sh
