@@ -37,11 +37,21 @@ module:
 	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod \
 		ICS_VERSION=$(VERSION) modules
 
-modules: $(foreach k,$(KVERS),build/$(k)/kmod/Kbuild)
+# The selftests' client module (selftests/ics_echo) builds with ics.ko, against
+# its Module.symvers.
+build/%/selftests/ics_echo/Kbuild: selftests/ics_echo/Kbuild
+	@mkdir -p build/$*/selftests/ics_echo
+	@for f in selftests/ics_echo/*.c selftests/ics_echo/Kbuild; do \
+		ln -sf $(TOP)/$$f build/$*/selftests/ics_echo/; done
+
+modules: $(foreach k,$(KVERS),build/$(k)/kmod/Kbuild build/$(k)/selftests/ics_echo/Kbuild)
 	@test -n "$(KVERS)" || { echo "no supported kernel headers; run make deps" >&2; exit 1; }
 	@for k in $(KVERS); do \
 		$(MAKE) -C /lib/modules/$$k/build M=$(TOP)/build/$$k/kmod \
 			ICS_VERSION=$(VERSION) W=$(W) C=$(C) modules || exit 1; \
+		$(MAKE) -C /lib/modules/$$k/build M=$(TOP)/build/$$k/selftests/ics_echo \
+			KBUILD_EXTRA_SYMBOLS=$(TOP)/build/$$k/kmod/Module.symvers \
+			W=$(W) C=$(C) modules || exit 1; \
 	done
 
 user:
@@ -69,7 +79,8 @@ CHECKPATCH := build/ksft/scripts/checkpatch.pl
 style:
 	@bash scripts/ksft-extract.sh >/dev/null
 	@perl $(CHECKPATCH) --no-tree --terse --show-types --ignore FILE_PATH_CHANGES \
-		-f kmod/*.c kmod/*.h include/net/ics.h include/uapi/linux/ics.h | \
+		-f kmod/*.c kmod/*.h selftests/ics_echo/*.c include/net/ics.h \
+		include/uapi/linux/ics.h | \
 		grep -v '^total: 0 errors, 0 warnings' | { ! grep .; }
 
 install:

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ics_echo: a test client of the ics in-kernel API. In every network
+ * namespace it registers a handler on channel `rx_channel` and sends every
+ * message it receives back to its sender, unchanged, on `tx_channel` (a
+ * different channel, so two echo members do not ping-pong forever). Replies
+ * are sent from a workqueue with GFP_KERNEL, as a client that may sleep.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <net/ics.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+static unsigned int rx_channel = ICS_CH_CLSM;
+module_param(rx_channel, uint, 0444);
+MODULE_PARM_DESC(rx_channel, "channel to receive on (default CLSM)");
+
+static unsigned int tx_channel = ICS_CH_CFSR;
+module_param(tx_channel, uint, 0444);
+MODULE_PARM_DESC(tx_channel, "channel to echo on (default CFSR)");
+
+struct echo_net {
+	struct ics_handler h;
+	struct net *net;
+	struct sk_buff_head queue;	/* received, waiting for the worker */
+	struct work_struct work;
+};
+
+static unsigned int echo_net_id;
+
+static void echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
+		     struct sk_buff *skb)
+{
+	struct echo_net *en = container_of(h, struct echo_net, h);
+
+	*(u8 *)skb->cb = src;
+	skb_queue_tail(&en->queue, skb);
+	schedule_work(&en->work);
+}
+
+static void echo_work(struct work_struct *work)
+{
+	struct echo_net *en = container_of(work, struct echo_net, work);
+	struct sk_buff *skb;
+	void *buf;
+	int err;
+
+	while ((skb = skb_dequeue(&en->queue))) {
+		buf = kvmalloc(skb->len ?: 1, GFP_KERNEL);
+		err = -ENOMEM;
+		if (buf && !skb_copy_bits(skb, 0, buf, skb->len))
+			err = ics_send(en->net, *(u8 *)skb->cb, tx_channel, buf, skb->len,
+				       GFP_KERNEL);
+		if (err)
+			pr_warn("echo of %u bytes to node %u failed: %d\n", skb->len,
+				*(u8 *)skb->cb, err);
+		kvfree(buf);
+		consume_skb(skb);
+		cond_resched();
+	}
+}
+
+static int __net_init echo_net_init(struct net *net)
+{
+	struct echo_net *en = net_generic(net, echo_net_id);
+
+	en->net = net;
+	en->h.rcv = echo_rcv;
+	skb_queue_head_init(&en->queue);
+	INIT_WORK(&en->work, echo_work);
+	return ics_register_handler(net, rx_channel, &en->h);
+}
+
+static void __net_exit echo_net_exit(struct net *net)
+{
+	struct echo_net *en = net_generic(net, echo_net_id);
+
+	ics_unregister_handler(net, rx_channel, &en->h);	/* no rcv after this */
+	cancel_work_sync(&en->work);
+	skb_queue_purge(&en->queue);
+}
+
+static struct pernet_operations echo_net_ops = {
+	.init = echo_net_init,
+	.exit = echo_net_exit,
+	.id = &echo_net_id,
+	.size = sizeof(struct echo_net),
+};
+
+static int __init echo_init(void)
+{
+	if (rx_channel >= ICS_CHANNELS || tx_channel >= ICS_CHANNELS || rx_channel == tx_channel)
+		return -EINVAL;
+	return register_pernet_subsys(&echo_net_ops);
+}
+
+static void __exit echo_exit(void)
+{
+	unregister_pernet_subsys(&echo_net_ops);
+}
+
+module_init(echo_init);
+module_exit(echo_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ics selftest client: echo a channel's messages on another channel");
