@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * icsnl - code shared by icstat and icsctl.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <linux/netlink.h>
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+
+#include "icsnl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK	270
+#endif
+
+const char *icsnl_prog = "ics";
+
+const char *const ics_channel_names[ICS_CHANNELS] = ICS_CHANNEL_NAMES;
+
+/* Row r holds messages of n bytes, label(r - 1) < n <= label(r); see ics_hist_row(). */
+const char *const ics_hist_labels[ICS_HIST_ROWS] = {
+	"0", "1", "2", "4", "8", "16", "32", "64", "128", "256", "512",
+	"1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k",
+	"1m", "2m", "4m", "8m", "16m", "more",
+};
+
+/* Messages: one line each, "PROG: ...". */
+
+static void vwarn(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", icsnl_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void icsnl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+}
+
+void icsnl_usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+/* Report a failed write to stdout (full disk, closed pipe): 0 or -1. */
+int icsnl_flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	icsnl_err("write error: %s", strerror(errno ? errno : EIO));
+	return -1;
+}
+
+/* Arguments */
+
+static int parse_num(const char *s, uint32_t *v, bool suffix)
+{
+	unsigned long long n, mult = 1;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;	/* no sign, space or empty string */
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (suffix && (*end == 'k' || *end == 'K'))
+		mult = 1024, end++;
+	else if (suffix && (*end == 'm' || *end == 'M'))
+		mult = 1024 * 1024, end++;
+	if (*end || n > UINT32_MAX / mult)
+		return -1;
+	*v = n * mult;
+	return 0;
+}
+
+int icsnl_parse_u32(const char *s, uint32_t *v)
+{
+	return parse_num(s, v, false);
+}
+
+int icsnl_parse_size(const char *s, uint32_t *v)
+{
+	return parse_num(s, v, true);
+}
+
+int icsnl_parse_channel(const char *s)
+{
+	uint32_t id;
+	int i;
+
+	for (i = 0; i < ICS_CHANNELS; i++)
+		if (!strcasecmp(s, ics_channel_names[i]))
+			return i;
+	if (!icsnl_parse_u32(s, &id) && id < ICS_CHANNELS)
+		return id;
+	return -1;
+}
+
+uint32_t icsnl_arg_u32(const char *what, const char *s)
+{
+	uint32_t v;
+
+	if (icsnl_parse_u32(s, &v))
+		icsnl_usage_err("invalid %s \"%s\" (a decimal number, 0..4294967295)", what, s);
+	return v;
+}
+
+uint32_t icsnl_arg_size(const char *what, const char *s)
+{
+	uint32_t v;
+
+	if (icsnl_parse_size(s, &v))
+		icsnl_usage_err("invalid %s \"%s\" (%s)", what, s,
+				"bytes up to 4294967295, or with suffix k or m for KiB or MiB");
+	return v;
+}
+
+unsigned int icsnl_arg_channel(const char *s)
+{
+	char list[ICS_CHANNELS * 6] = "";
+	int id = icsnl_parse_channel(s), i;
+
+	if (id >= 0)
+		return id;
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		strcat(list, " ");
+		strcat(list, ics_channel_names[i]);
+	}
+	icsnl_usage_err("unknown channel \"%s\"; valid channels:%s", s, list);
+}
+
+/* Counts: 999 -> "999", 1999 -> "1k", 183456789 -> "183m"; raw: plain decimal. */
+const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw)
+{
+	static const char suffix[] = "kmgt";
+	int i;
+
+	for (i = 0; !raw && v >= 1000 && i < 4; i++)
+		v /= 1000;
+	if (i)
+		snprintf(buf, ICS_NUMBUF, "%" PRIu64 "%c", v, suffix[i - 1]);
+	else
+		snprintf(buf, ICS_NUMBUF, "%" PRIu64, v);
+	return buf;
+}
+
+/* JSON */
+
+void json_init(struct json *j, FILE *f, bool pretty)
+{
+	j->f = f;
+	j->pretty = pretty;
+	j->first = true;
+	j->depth = 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_newline(struct json *j)
+{
+	fprintf(j->f, "\n%*s", 2 * j->depth, "");
+}
+
+/* Start a member: separator, indentation and "key": */
+static void json_member(struct json *j, const char *key)
+{
+	if (j->depth > 0) {
+		if (!j->first)
+			fputs(j->pretty ? "," : ", ", j->f);
+		if (j->pretty)
+			json_newline(j);
+	}
+	j->first = false;
+	if (key) {
+		json_string(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void json_begin(struct json *j, const char *key, char open)
+{
+	json_member(j, key);
+	fputc(open, j->f);
+	j->depth++;
+	j->first = true;
+}
+
+static void json_end(struct json *j, char close)
+{
+	j->depth--;
+	if (j->pretty && !j->first)
+		json_newline(j);
+	fputc(close, j->f);
+	j->first = false;
+	if (!j->depth)
+		fputc('\n', j->f);
+}
+
+void json_obj_begin(struct json *j, const char *key)
+{
+	json_begin(j, key, '{');
+}
+
+void json_obj_end(struct json *j)
+{
+	json_end(j, '}');
+}
+
+void json_arr_begin(struct json *j, const char *key)
+{
+	json_begin(j, key, '[');
+}
+
+void json_arr_end(struct json *j)
+{
+	json_end(j, ']');
+}
+
+void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_member(j, key);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+void json_bool(struct json *j, const char *key, bool v)
+{
+	json_member(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void json_str(struct json *j, const char *key, const char *s)
+{
+	json_member(j, key);
+	json_string(j->f, s);
+}
+
+/* Netlink */
+
+static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
+	[ICS_A_STATE]		= { .type = NLA_U8 },
+	[ICS_A_IFINDEX]		= { .type = NLA_U32 },
+	[ICS_A_IFNAME]		= { .type = NLA_STRING },
+	[ICS_A_ADDRESS]		= { .minlen = 6 },
+	[ICS_A_NODE_ID]		= { .type = NLA_U32 },
+	[ICS_A_CLUSTER_ID]	= { .type = NLA_U32 },
+	[ICS_A_MTU]		= { .type = NLA_U32 },
+	[ICS_A_MSG_MAX]		= { .type = NLA_U32 },
+	[ICS_A_HELLO_MS]	= { .type = NLA_U32 },
+	[ICS_A_RESET_AGE_MS]	= { .type = NLA_U64 },
+	[ICS_A_STATS]		= { .type = NLA_NESTED },
+	[ICS_A_CHANNEL]		= { .type = NLA_NESTED },
+	[ICS_A_NODE]		= { .type = NLA_NESTED },
+	[ICS_A_TEST_CHANNEL]	= { .type = NLA_U32 },
+	[ICS_A_TEST_SIZE]	= { .type = NLA_U32 },
+	[ICS_A_TEST_COUNT]	= { .type = NLA_U32 },
+	[ICS_A_TEST_SENT]	= { .type = NLA_U32 },
+};
+
+int icsnl_open(struct icsnl *nl)
+{
+	int one = 1, err;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		icsnl_err("netlink: %s", strerror(ENOMEM));
+		return -1;
+	}
+	err = genl_connect(nl->sk);
+	if (err < 0) {
+		icsnl_err("netlink: %s", nl_geterror(err));
+		goto fail;
+	}
+	/* Best effort: without them errors simply come without a message. */
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+
+	nl->family = genl_ctrl_resolve(nl->sk, ICS_GENL_NAME);
+	if (nl->family == -NLE_OBJ_NOTFOUND) {
+		icsnl_err("ics module not loaded (no generic netlink family \"%s\")",
+			  ICS_GENL_NAME);
+		goto fail;
+	}
+	if (nl->family < 0) {
+		icsnl_err("netlink: resolving family \"%s\": %s", ICS_GENL_NAME,
+			  nl_geterror(nl->family));
+		goto fail;
+	}
+	return 0;
+fail:
+	nl_socket_free(nl->sk);
+	nl->sk = NULL;
+	return -1;
+}
+
+void icsnl_close(struct icsnl *nl)
+{
+	nl_socket_free(nl->sk);
+	nl->sk = NULL;
+}
+
+struct nl_msg *icsnl_msg(struct icsnl *nl, uint8_t cmd, int flags)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, flags, cmd,
+				 ICS_GENL_VERSION)) {
+		icsnl_err("netlink: %s", strerror(ENOMEM));
+		exit(1);
+	}
+	return msg;
+}
+
+uint64_t icsnl_get_u64(const struct nlattr *a)
+{
+	return a ? nla_get_u64((struct nlattr *)a) : 0;
+}
+
+struct request {
+	struct icsnl *nl;
+	icsnl_cb_t cb;
+	void *arg;
+	int err;		/* -errno from the kernel or from cb */
+	bool done;
+};
+
+/*
+ * Keep the NLMSGERR_ATTR_MSG of an error or DONE message whose payload starts
+ * with hlen bytes of header (struct nlmsgerr and the request, or the int).
+ */
+static void extack_parse(struct icsnl *nl, struct nlmsghdr *nlh, size_t hlen)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	long len = (long)nlh->nlmsg_len - NLMSG_HDRLEN - (long)NLMSG_ALIGN(hlen);
+	struct nlattr *a;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || len <= 0)
+		return;
+	a = (struct nlattr *)((char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(hlen));
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, a, len, NULL) < 0 || !tb[NLMSGERR_ATTR_MSG])
+		return;
+	a = tb[NLMSGERR_ATTR_MSG];
+	snprintf(nl->extack, sizeof(nl->extack), "%.*s",
+		 (int)strnlen(nla_data(a), nla_len(a)), (char *)nla_data(a));
+}
+
+static int valid_cb(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+	struct nlattr *tb[ICS_A_MAX + 1];
+	int err;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ICS_A_MAX, ics_policy) < 0) {
+		r->err = -EPROTO;	/* malformed reply */
+		return NL_STOP;
+	}
+	err = r->cb ? r->cb(tb, r->arg) : 0;
+	if (err < 0) {
+		r->err = err;
+		return NL_STOP;
+	}
+	return NL_OK;
+}
+
+static int ack_cb(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+
+	(void)msg;
+	r->done = true;
+	return NL_STOP;
+}
+
+/* NLMSG_DONE ends a dump; its payload is an int, the dump's error if < 0. */
+static int finish_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct request *r = arg;
+	int err;
+
+	if (nlmsg_datalen(nlh) >= (int)sizeof(err)) {
+		memcpy(&err, nlmsg_data(nlh), sizeof(err));
+		if (err < 0) {
+			r->err = err;
+			extack_parse(r->nl, nlh, sizeof(err));
+		}
+	}
+	r->done = true;
+	return NL_STOP;
+}
+
+static int error_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	struct request *r = arg;
+	size_t hlen = sizeof(*e);
+
+	(void)nla;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len > NLMSG_HDRLEN)
+		hlen += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	r->err = e->error < 0 ? e->error : -e->error;
+	extack_parse(r->nl, nlh, hlen);
+	r->done = true;
+	return NL_STOP;
+}
+
+/* libnl's own errors (socket, sequence, parsing) as -errno */
+static int nlerr_to_errno(int nlerr)
+{
+	switch (nlerr) {
+	case NLE_NOMEM:
+		return -ENOMEM;
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_MSG_TRUNC:
+	case NLE_MSG_OVERFLOW:
+		return -ENOBUFS;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* Send msg (freed) and wait for its replies: 0, -errno, or 1 if NLM_F_DUMP_INTR. */
+static int request(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg)
+{
+	struct request r = { .nl = nl, .cb = cb, .arg = arg };
+	struct nl_cb *c = nl_cb_alloc(NL_CB_DEFAULT);
+	int ret;
+
+	nl->extack[0] = '\0';
+	if (!c) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	nl_cb_set(c, NL_CB_VALID, NL_CB_CUSTOM, valid_cb, &r);
+	nl_cb_set(c, NL_CB_ACK, NL_CB_CUSTOM, ack_cb, &r);
+	nl_cb_set(c, NL_CB_FINISH, NL_CB_CUSTOM, finish_cb, &r);
+	nl_cb_err(c, NL_CB_CUSTOM, error_cb, &r);
+
+	ret = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	while (ret >= 0 && !r.done && !r.err)
+		ret = nl_recvmsgs(nl->sk, c);
+	nl_cb_put(c);
+
+	if (r.err)
+		return r.err;
+	if (ret == -NLE_DUMP_INTR)
+		return 1;
+	return ret < 0 ? nlerr_to_errno(-ret) : 0;
+}
+
+int icsnl_do(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg)
+{
+	int err = request(nl, msg, cb, arg);
+
+	return err > 0 ? -EINTR : err;
+}
+
+/*
+ * Dump cmd, calling cb for every message. arg points to the caller's result
+ * buffer of arg_len bytes, zeroed before each attempt: a dump that a reset,
+ * bind or unbind interrupted (NLM_F_DUMP_INTR) is retried up to 3 times.
+ */
+int icsnl_dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t arg_len)
+{
+	int tries = 0, err;
+
+	do {
+		memset(arg, 0, arg_len);
+		err = request(nl, icsnl_msg(nl, cmd, NLM_F_DUMP), cb, arg);
+	} while (err > 0 && ++tries <= 3);
+	if (err > 0) {
+		snprintf(nl->extack, sizeof(nl->extack),
+			 "dump interrupted by changes 4 times in a row (NLM_F_DUMP_INTR)");
+		return -EINTR;
+	}
+	return err;
+}
+
+/* "PROG: CTX: strerror[ (need CAP_NET_ADMIN)][: extack]" */
+void icsnl_perror(const struct icsnl *nl, const char *ctx, int err)
+{
+	icsnl_err("%s: %s%s%s%s", ctx, strerror(-err),
+		  err == -EPERM ? " (need CAP_NET_ADMIN)" : "",
+		  nl && nl->extack[0] ? ": " : "", nl ? nl->extack : "");
+}
+
+/* ICS_CMD_GET_INSTANCE and `show` */
+
+static void get_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (a)
+		*v = nla_get_u32((struct nlattr *)a);
+}
+
+static int instance_cb(struct nlattr **tb, void *arg)
+{
+	struct ics_instance *in = arg;
+	struct nlattr *a;
+	int i, rem;
+
+	for (i = 0; i <= ICS_A_MAX; i++)
+		if (tb[i])
+			in->have |= 1U << i;
+	if (tb[ICS_A_STATE])
+		in->state = nla_get_u8(tb[ICS_A_STATE]);
+	if (tb[ICS_A_IFNAME])
+		snprintf(in->ifname, sizeof(in->ifname), "%s", nla_get_string(tb[ICS_A_IFNAME]));
+	if (tb[ICS_A_ADDRESS])
+		memcpy(in->addr, nla_data(tb[ICS_A_ADDRESS]), sizeof(in->addr));
+	get_u32(tb[ICS_A_IFINDEX], &in->ifindex);
+	get_u32(tb[ICS_A_NODE_ID], &in->node_id);
+	get_u32(tb[ICS_A_CLUSTER_ID], &in->cluster_id);
+	get_u32(tb[ICS_A_MTU], &in->mtu);
+	get_u32(tb[ICS_A_MSG_MAX], &in->msg_max);
+	get_u32(tb[ICS_A_HELLO_MS], &in->hello_ms);
+	in->reset_age_ms = icsnl_get_u64(tb[ICS_A_RESET_AGE_MS]);
+	if (tb[ICS_A_STATS]) {
+		nla_for_each_nested(a, tb[ICS_A_STATS], rem) {
+			i = nla_type(a);
+			if (i > ICS_STAT_PAD && i < ICS_STATS_SLOTS && nla_len(a) >= 8) {
+				in->stats[i] = nla_get_u64(a);
+				in->stat_have[i] = true;
+			}
+		}
+	}
+	return 0;
+}
+
+int ics_get_instance(struct icsnl *nl, struct ics_instance *in)
+{
+	memset(in, 0, sizeof(*in));
+	return icsnl_do(nl, icsnl_msg(nl, ICS_CMD_GET_INSTANCE, 0), instance_cb, in);
+}
+
+const char *ics_state_name(uint8_t state)
+{
+	switch (state) {
+	case ICS_STATE_UNUSED:
+		return "unused";
+	case ICS_STATE_BOUND:
+		return "bound";
+	case ICS_STATE_UNBOUND:
+		return "unbound";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *const stat_names[ICS_STATS_SLOTS] = {
+	[ICS_STAT_TX_FRAMES]		= "tx_frames",
+	[ICS_STAT_TX_BYTES]		= "tx_bytes",
+	[ICS_STAT_TX_ERRORS]		= "tx_errors",
+	[ICS_STAT_RX_FRAMES]		= "rx_frames",
+	[ICS_STAT_RX_BYTES]		= "rx_bytes",
+	[ICS_STAT_RX_BAD_LEN]		= "rx_bad_len",
+	[ICS_STAT_RX_BAD_VERSION]	= "rx_bad_version",
+	[ICS_STAT_RX_BAD_CLUSTER]	= "rx_bad_cluster",
+	[ICS_STAT_RX_BAD_NODE]		= "rx_bad_node",
+	[ICS_STAT_RX_BAD_CHANNEL]	= "rx_bad_channel",
+	[ICS_STAT_RX_BAD_TYPE]		= "rx_bad_type",
+	[ICS_STAT_RX_BAD_FRAG]		= "rx_bad_frag",
+	[ICS_STAT_RX_DUP_FRAG]		= "rx_dup_frag",
+	[ICS_STAT_RX_NODE_CONFLICT]	= "rx_node_conflict",
+	[ICS_STAT_REASM_TIMEOUT]	= "reasm_timeout",
+	[ICS_STAT_REASM_EVICTED]	= "reasm_evicted",
+	[ICS_STAT_REASM_NOMEM]		= "reasm_nomem",
+	[ICS_STAT_HELLO_TX]		= "hello_tx",
+	[ICS_STAT_HELLO_RX]		= "hello_rx",
+};
+
+/* One `show` line or JSON member; count selects the k/m/g/t formatting. */
+static void show_u64(struct json *j, const struct icsnl_fmt *fmt, const char *key,
+		     uint64_t v, bool count)
+{
+	char buf[ICS_NUMBUF];
+
+	if (j)
+		json_u64(j, key, v);
+	else
+		printf("%s %s\n", key, icsnl_fmt_count(buf, v, !count || fmt->raw));
+}
+
+static void show_str(struct json *j, const char *key, const char *s)
+{
+	if (j)
+		json_str(j, key, s);
+	else
+		printf("%s %s\n", key, s);
+}
+
+static bool have(const struct ics_instance *in, int attr)
+{
+	return in->have & (1U << attr);
+}
+
+void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
+{
+	struct json json, *j = NULL;
+	char key[24], mac[18];
+	int i;
+
+	if (fmt->json) {
+		j = &json;
+		json_init(j, stdout, fmt->pretty);
+		json_obj_begin(j, NULL);
+	}
+	show_str(j, "state", ics_state_name(in->state));
+	if (have(in, ICS_A_IFNAME))
+		show_str(j, "ifname", in->ifname);
+	if (have(in, ICS_A_IFINDEX))
+		show_u64(j, fmt, "ifindex", in->ifindex, false);
+	if (have(in, ICS_A_ADDRESS)) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", in->addr[0],
+			 in->addr[1], in->addr[2], in->addr[3], in->addr[4], in->addr[5]);
+		show_str(j, "address", mac);
+	}
+	if (have(in, ICS_A_NODE_ID))
+		show_u64(j, fmt, "node_id", in->node_id, false);
+	if (have(in, ICS_A_CLUSTER_ID))
+		show_u64(j, fmt, "cluster_id", in->cluster_id, false);
+	if (have(in, ICS_A_MTU))
+		show_u64(j, fmt, "mtu", in->mtu, false);
+	if (have(in, ICS_A_MSG_MAX))
+		show_u64(j, fmt, "msg_max", in->msg_max, false);
+	if (have(in, ICS_A_HELLO_MS))
+		show_u64(j, fmt, "hello_ms", in->hello_ms, false);
+	if (have(in, ICS_A_RESET_AGE_MS))
+		show_u64(j, fmt, "reset_age_ms", in->reset_age_ms, false);
+	if (j)
+		json_obj_begin(j, "stats");
+	for (i = 0; i < ICS_STATS_SLOTS; i++) {
+		if (!in->stat_have[i])
+			continue;
+		if (!stat_names[i])	/* a counter newer than this tool */
+			snprintf(key, sizeof(key), "stat_%d", i);
+		show_u64(j, fmt, stat_names[i] ? stat_names[i] : key, in->stats[i], true);
+	}
+	if (j) {
+		json_obj_end(j);
+		json_obj_end(j);
+	}
+}

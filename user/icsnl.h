@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * icsnl - code shared by icstat and icsctl: generic netlink requests to the
+ * "ics" family, error reporting, argument parsing, number formatting, a tiny
+ * JSON writer and the `show` output.
+ */
+#ifndef ICSNL_H
+#define ICSNL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <netlink/attr.h>
+#include <linux/ics.h>
+
+#define EXIT_USAGE	2	/* bad syntax, unknown command, channel or number */
+#define ICS_NUMBUF	24	/* fits any u64 in decimal plus a suffix and NUL */
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Program name, set by main(): every message starts with it. */
+extern const char *icsnl_prog;
+
+void icsnl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void icsnl_usage_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+int icsnl_flush_stdout(void);
+
+/* Arguments. All return 0 or -1 (not a number, or out of u32 range). */
+int icsnl_parse_u32(const char *s, uint32_t *v);	/* plain decimal */
+int icsnl_parse_size(const char *s, uint32_t *v);	/* bytes, or with k/m (1024) */
+int icsnl_parse_channel(const char *s);			/* id, or -1 */
+uint32_t icsnl_arg_u32(const char *what, const char *s);	/* exits 2 when bad */
+uint32_t icsnl_arg_size(const char *what, const char *s);
+unsigned int icsnl_arg_channel(const char *s);
+
+extern const char *const ics_channel_names[ICS_CHANNELS];
+extern const char *const ics_hist_labels[ICS_HIST_ROWS];
+
+/* Counts: raw decimal, or truncated to powers of 1000 with k/m/g/t. */
+const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw);
+
+/* Output options shared by both tools. */
+struct icsnl_fmt {
+	bool json;
+	bool pretty;		/* implies json */
+	bool raw;		/* -n: counts as plain decimal */
+};
+
+/* A tiny JSON writer: ", " and ": " separators, or two-space indentation. */
+struct json {
+	FILE *f;
+	bool pretty;
+	bool first;		/* nothing written yet in the open container */
+	int depth;
+};
+
+void json_init(struct json *j, FILE *f, bool pretty);
+void json_obj_begin(struct json *j, const char *key);	/* key NULL in arrays */
+void json_obj_end(struct json *j);
+void json_arr_begin(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_str(struct json *j, const char *key, const char *s);
+
+/* Netlink. Requests return 0 or -errno; icsnl_perror() reports that errno. */
+struct nl_sock;
+struct nl_msg;
+
+struct icsnl {
+	struct nl_sock *sk;
+	int family;
+	char extack[256];	/* the kernel's message for the last error, or "" */
+};
+
+/* Called once per reply message with its top-level ICS_A_* attributes. */
+typedef int (*icsnl_cb_t)(struct nlattr **tb, void *arg);
+
+int icsnl_open(struct icsnl *nl);	/* prints the error itself */
+void icsnl_close(struct icsnl *nl);
+struct nl_msg *icsnl_msg(struct icsnl *nl, uint8_t cmd, int flags);
+int icsnl_do(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg);
+int icsnl_dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t arg_len);
+void icsnl_perror(const struct icsnl *nl, const char *ctx, int err);
+
+uint64_t icsnl_get_u64(const struct nlattr *a);	/* 0 when absent */
+
+/* ICS_CMD_GET_INSTANCE and the `show` output of both tools. */
+#define ICS_STATS_SLOTS	64
+
+struct ics_instance {
+	uint32_t have;		/* bit ICS_A_x: attribute x was in the reply */
+	uint8_t state;
+	char ifname[16];
+	uint8_t addr[6];
+	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, hello_ms;
+	uint64_t reset_age_ms;
+	uint64_t stats[ICS_STATS_SLOTS];
+	bool stat_have[ICS_STATS_SLOTS];
+};
+
+int ics_get_instance(struct icsnl *nl, struct ics_instance *in);
+const char *ics_state_name(uint8_t state);
+void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt);
+
+#endif /* ICSNL_H */

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * icstat - ics statistics: per-channel message-size histograms (in the style
+ * of TruCluster's cfsstat), channel and node counters, instance state.
+ * Read-only; works for any user.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <netlink/netlink.h>
+
+#include "icsnl.h"
+
+enum { TX, RX, DIRS };
+
+static const char *const dir_key[DIRS] = { "tx", "rx" };
+static const char *const dir_title[DIRS] = { "Sent:", "Received:" };
+
+struct opts {
+	struct icsnl_fmt fmt;
+	bool dir[DIRS];		/* --tx / --rx; both by default */
+	uint32_t interval;	/* chanhist -i */
+	uint32_t count;		/* chanhist -c, 0: until interrupted */
+};
+
+struct ics_dir {
+	uint64_t msgs, bytes, hist[ICS_HIST_ROWS];
+};
+
+struct ics_chan {
+	bool handler;
+	struct ics_dir dir[DIRS];
+	uint64_t rx_unclaimed, rx_pattern_ok, rx_pattern_bad;
+};
+
+struct ics_chans {
+	struct ics_chan ch[ICS_CHANNELS];
+};
+
+struct ics_node {
+	bool present, reachable, has_addr, has_last;
+	uint8_t addr[6];
+	uint64_t last_heard_ms;
+	uint64_t msgs[DIRS], bytes[DIRS];
+};
+
+struct ics_nodes {
+	struct ics_node node[ICS_MAX_NODES + 1];	/* by node id */
+};
+
+/* Text tables: first column left-aligned, the others right-aligned. */
+
+#define TABLE_ROWS	(1 + ICS_MAX_NODES)
+#define TABLE_COLS	(1 + ICS_CHANNELS)
+
+struct table {
+	int rows, cols, col;
+	char cell[TABLE_ROWS][TABLE_COLS][ICS_NUMBUF];
+};
+
+static char *table_next(struct table *t)
+{
+	assert(t->rows < TABLE_ROWS && t->col < TABLE_COLS);
+	if (++t->col > t->cols)
+		t->cols = t->col;
+	return t->cell[t->rows][t->col - 1];
+}
+
+static void table_str(struct table *t, const char *s)
+{
+	snprintf(table_next(t), ICS_NUMBUF, "%s", s);
+}
+
+static void table_count(struct table *t, uint64_t v, const struct opts *o)
+{
+	icsnl_fmt_count(table_next(t), v, o->fmt.raw);
+}
+
+static void table_end_row(struct table *t)
+{
+	t->rows++;
+	t->col = 0;
+}
+
+static void table_print(const struct table *t)
+{
+	int width[TABLE_COLS] = { 0 }, r, c, len;
+
+	for (r = 0; r < t->rows; r++)
+		for (c = 0; c < t->cols; c++) {
+			len = strlen(t->cell[r][c]);
+			if (len > width[c])
+				width[c] = len;
+		}
+	for (r = 0; r < t->rows; r++) {
+		printf("%-*s", width[0], t->cell[r][0]);
+		for (c = 1; c < t->cols; c++)
+			printf("  %*s", width[c], t->cell[r][c]);
+		putchar('\n');
+	}
+}
+
+/* ICS_CMD_GET_CHANNELS */
+
+static const struct nla_policy chan_policy[ICS_CHAN_A_MAX + 1] = {
+	[ICS_CHAN_A_ID]			= { .type = NLA_U32 },
+	[ICS_CHAN_A_NAME]		= { .type = NLA_STRING },
+	[ICS_CHAN_A_HANDLER]		= { .type = NLA_U8 },
+	[ICS_CHAN_A_TX]			= { .type = NLA_NESTED },
+	[ICS_CHAN_A_RX]			= { .type = NLA_NESTED },
+	[ICS_CHAN_A_RX_UNCLAIMED]	= { .type = NLA_U64 },
+	[ICS_CHAN_A_RX_PATTERN_OK]	= { .type = NLA_U64 },
+	[ICS_CHAN_A_RX_PATTERN_BAD]	= { .type = NLA_U64 },
+};
+
+static const struct nla_policy dir_policy[ICS_DIR_A_MAX + 1] = {
+	[ICS_DIR_A_MSGS]	= { .type = NLA_U64 },
+	[ICS_DIR_A_BYTES]	= { .type = NLA_U64 },
+	[ICS_DIR_A_HIST]	= { .type = NLA_NESTED },
+};
+
+static int parse_dir(struct nlattr *nest, struct ics_dir *d)
+{
+	struct nlattr *tb[ICS_DIR_A_MAX + 1], *a;
+	int rem, row;
+
+	if (!nest)
+		return 0;
+	if (nla_parse_nested(tb, ICS_DIR_A_MAX, nest, dir_policy) < 0)
+		return -EPROTO;
+	d->msgs = icsnl_get_u64(tb[ICS_DIR_A_MSGS]);
+	d->bytes = icsnl_get_u64(tb[ICS_DIR_A_BYTES]);
+	if (!tb[ICS_DIR_A_HIST])
+		return 0;
+	nla_for_each_nested(a, tb[ICS_DIR_A_HIST], rem) {
+		row = nla_type(a) - 1;	/* ICS_HIST_A_PAD falls outside */
+		if (row >= 0 && row < ICS_HIST_ROWS && nla_len(a) >= 8)
+			d->hist[row] = nla_get_u64(a);
+	}
+	return 0;
+}
+
+static int chan_cb(struct nlattr **tb, void *arg)
+{
+	struct nlattr *t[ICS_CHAN_A_MAX + 1];
+	struct ics_chans *cs = arg;
+	struct ics_chan *c;
+	uint32_t id;
+
+	if (!tb[ICS_A_CHANNEL] ||
+	    nla_parse_nested(t, ICS_CHAN_A_MAX, tb[ICS_A_CHANNEL], chan_policy) < 0 ||
+	    !t[ICS_CHAN_A_ID])
+		return -EPROTO;
+	id = nla_get_u32(t[ICS_CHAN_A_ID]);
+	if (id >= ICS_CHANNELS)
+		return 0;	/* a channel newer than this tool */
+	c = &cs->ch[id];
+	c->handler = t[ICS_CHAN_A_HANDLER] && nla_get_u8(t[ICS_CHAN_A_HANDLER]);
+	c->rx_unclaimed = icsnl_get_u64(t[ICS_CHAN_A_RX_UNCLAIMED]);
+	c->rx_pattern_ok = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_OK]);
+	c->rx_pattern_bad = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_BAD]);
+	if (parse_dir(t[ICS_CHAN_A_TX], &c->dir[TX]) || parse_dir(t[ICS_CHAN_A_RX], &c->dir[RX]))
+		return -EPROTO;
+	return 0;
+}
+
+static int get_chans(struct icsnl *nl, struct ics_chans *cs, const char *ctx)
+{
+	int err = icsnl_dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, cs, sizeof(*cs));
+
+	if (err)
+		icsnl_perror(nl, ctx, err);
+	return err;
+}
+
+/* Counters that went down were reset in between: then the new value is the delta. */
+static uint64_t delta(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : now;
+}
+
+static void chans_delta(struct ics_chans *out, const struct ics_chans *now,
+			const struct ics_chans *then)
+{
+	int i, d, r;
+
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		const struct ics_chan *n = &now->ch[i], *t = &then->ch[i];
+		struct ics_chan *o = &out->ch[i];
+
+		o->handler = n->handler;
+		o->rx_unclaimed = delta(n->rx_unclaimed, t->rx_unclaimed);
+		o->rx_pattern_ok = delta(n->rx_pattern_ok, t->rx_pattern_ok);
+		o->rx_pattern_bad = delta(n->rx_pattern_bad, t->rx_pattern_bad);
+		for (d = 0; d < DIRS; d++) {
+			o->dir[d].msgs = delta(n->dir[d].msgs, t->dir[d].msgs);
+			o->dir[d].bytes = delta(n->dir[d].bytes, t->dir[d].bytes);
+			for (r = 0; r < ICS_HIST_ROWS; r++)
+				o->dir[d].hist[r] = delta(n->dir[d].hist[r], t->dir[d].hist[r]);
+		}
+	}
+}
+
+/* The "channels" array of chanhisttot, chanhist and channels. */
+static void json_chans(struct json *j, const struct ics_chans *cs, const struct opts *o)
+{
+	int i, d, r;
+
+	json_arr_begin(j, "channels");
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		const struct ics_chan *c = &cs->ch[i];
+
+		json_obj_begin(j, NULL);
+		json_u64(j, "id", i);
+		json_str(j, "name", ics_channel_names[i]);
+		json_bool(j, "handler", c->handler);
+		for (d = 0; d < DIRS; d++) {
+			if (!o->dir[d])
+				continue;
+			json_obj_begin(j, dir_key[d]);
+			json_u64(j, "msgs", c->dir[d].msgs);
+			json_u64(j, "bytes", c->dir[d].bytes);
+			json_arr_begin(j, "hist");
+			for (r = 0; r < ICS_HIST_ROWS; r++)
+				json_u64(j, NULL, c->dir[d].hist[r]);
+			json_arr_end(j);
+			json_obj_end(j);
+		}
+		json_u64(j, "rx_unclaimed", c->rx_unclaimed);
+		json_u64(j, "rx_pattern_ok", c->rx_pattern_ok);
+		json_u64(j, "rx_pattern_bad", c->rx_pattern_bad);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* One histogram report; interval > 0 adds the chanhist header. */
+static void print_hist(const struct ics_chans *cs, const struct opts *o, uint64_t interval)
+{
+	struct table t;
+	struct json j;
+	bool first = true;
+	int d, r, i;
+
+	if (o->fmt.json) {
+		json_init(&j, stdout, o->fmt.pretty);
+		json_obj_begin(&j, NULL);
+		if (interval) {
+			json_u64(&j, "interval", interval);
+			json_u64(&j, "seconds", o->interval);
+		}
+		json_arr_begin(&j, "rows");
+		for (r = 0; r < ICS_HIST_ROWS; r++)
+			json_str(&j, NULL, ics_hist_labels[r]);
+		json_arr_end(&j);
+		json_chans(&j, cs, o);
+		json_obj_end(&j);
+		return;
+	}
+	if (interval) {
+		char now[16];
+		time_t tm = time(NULL);
+
+		strftime(now, sizeof(now), "%H:%M:%S", localtime(&tm));
+		printf("Interval %" PRIu64 " (%u s) at %s:\n", interval, o->interval, now);
+	}
+	for (d = 0; d < DIRS; d++) {
+		if (!o->dir[d])
+			continue;
+		if (!first)
+			putchar('\n');
+		first = false;
+		puts(dir_title[d]);
+		memset(&t, 0, sizeof(t));
+		table_str(&t, "");
+		for (i = 0; i < ICS_CHANNELS; i++)
+			table_str(&t, ics_channel_names[i]);
+		table_end_row(&t);
+		for (r = 0; r < ICS_HIST_ROWS; r++) {
+			table_str(&t, ics_hist_labels[r]);
+			for (i = 0; i < ICS_CHANNELS; i++)
+				table_count(&t, cs->ch[i].dir[d].hist[r], o);
+			table_end_row(&t);
+		}
+		table_print(&t);
+	}
+}
+
+static int cmd_chanhisttot(struct icsnl *nl, const struct ics_instance *in,
+			   const struct opts *o)
+{
+	struct ics_chans cs;
+
+	(void)in;
+	if (get_chans(nl, &cs, "chanhisttot"))
+		return 1;
+	print_hist(&cs, o, 0);
+	return 0;
+}
+
+static int cmd_chanhist(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	struct ics_chans then, now, diff;
+	uint64_t n;
+
+	(void)in;
+	if (get_chans(nl, &then, "chanhist"))
+		return 1;
+	for (n = 1; !o->count || n <= o->count; n++) {
+		sleep(o->interval);
+		if (get_chans(nl, &now, "chanhist"))
+			return 1;
+		chans_delta(&diff, &now, &then);
+		then = now;
+		if (n > 1 && !o->fmt.json)
+			putchar('\n');
+		print_hist(&diff, o, n);
+		if (icsnl_flush_stdout())
+			return 1;
+	}
+	return 0;
+}
+
+static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	struct ics_chans cs;
+	struct table t;
+	struct json j;
+	int i, d;
+
+	(void)in;
+	if (get_chans(nl, &cs, "channels"))
+		return 1;
+	if (o->fmt.json) {
+		json_init(&j, stdout, o->fmt.pretty);
+		json_obj_begin(&j, NULL);
+		json_chans(&j, &cs, o);
+		json_obj_end(&j);
+		return 0;
+	}
+	memset(&t, 0, sizeof(t));
+	table_str(&t, "channel");
+	if (o->dir[TX]) {
+		table_str(&t, "tx_msgs");
+		table_str(&t, "tx_bytes");
+	}
+	if (o->dir[RX]) {
+		table_str(&t, "rx_msgs");
+		table_str(&t, "rx_bytes");
+	}
+	table_str(&t, "unclaimed");
+	table_str(&t, "pattern_ok");
+	table_str(&t, "pattern_bad");
+	table_str(&t, "handler");
+	table_end_row(&t);
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		const struct ics_chan *c = &cs.ch[i];
+
+		table_str(&t, ics_channel_names[i]);
+		for (d = 0; d < DIRS; d++) {
+			if (!o->dir[d])
+				continue;
+			table_count(&t, c->dir[d].msgs, o);
+			table_count(&t, c->dir[d].bytes, o);
+		}
+		table_count(&t, c->rx_unclaimed, o);
+		table_count(&t, c->rx_pattern_ok, o);
+		table_count(&t, c->rx_pattern_bad, o);
+		table_str(&t, c->handler ? "yes" : "no");
+		table_end_row(&t);
+	}
+	table_print(&t);
+	return 0;
+}
+
+/* ICS_CMD_GET_NODES */
+
+static const struct nla_policy node_policy[ICS_NODE_A_MAX + 1] = {
+	[ICS_NODE_A_ID]			= { .type = NLA_U32 },
+	[ICS_NODE_A_REACHABLE]		= { .type = NLA_U8 },
+	[ICS_NODE_A_ADDRESS]		= { .minlen = 6 },
+	[ICS_NODE_A_LAST_HEARD_MS]	= { .type = NLA_U64 },
+	[ICS_NODE_A_TX_MSGS]		= { .type = NLA_U64 },
+	[ICS_NODE_A_TX_BYTES]		= { .type = NLA_U64 },
+	[ICS_NODE_A_RX_MSGS]		= { .type = NLA_U64 },
+	[ICS_NODE_A_RX_BYTES]		= { .type = NLA_U64 },
+};
+
+static int node_cb(struct nlattr **tb, void *arg)
+{
+	struct nlattr *t[ICS_NODE_A_MAX + 1];
+	struct ics_nodes *ns = arg;
+	struct ics_node *n;
+	uint32_t id;
+
+	if (!tb[ICS_A_NODE] ||
+	    nla_parse_nested(t, ICS_NODE_A_MAX, tb[ICS_A_NODE], node_policy) < 0 ||
+	    !t[ICS_NODE_A_ID])
+		return -EPROTO;
+	id = nla_get_u32(t[ICS_NODE_A_ID]);
+	if (id < 1 || id > ICS_MAX_NODES)
+		return 0;
+	n = &ns->node[id];
+	n->present = true;
+	n->reachable = t[ICS_NODE_A_REACHABLE] && nla_get_u8(t[ICS_NODE_A_REACHABLE]);
+	if (t[ICS_NODE_A_ADDRESS]) {
+		n->has_addr = true;
+		memcpy(n->addr, nla_data(t[ICS_NODE_A_ADDRESS]), sizeof(n->addr));
+	}
+	n->has_last = t[ICS_NODE_A_LAST_HEARD_MS];
+	n->last_heard_ms = icsnl_get_u64(t[ICS_NODE_A_LAST_HEARD_MS]);
+	n->msgs[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_MSGS]);
+	n->bytes[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_BYTES]);
+	n->msgs[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_MSGS]);
+	n->bytes[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_BYTES]);
+	return 0;
+}
+
+static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	static const char *const msgs_key[DIRS] = { "tx_msgs", "rx_msgs" };
+	static const char *const bytes_key[DIRS] = { "tx_bytes", "rx_bytes" };
+	struct ics_nodes ns;
+	char mac[18], buf[ICS_NUMBUF];
+	struct table t;
+	struct json j;
+	int err, id, d;
+
+	(void)in;
+	err = icsnl_dump(nl, ICS_CMD_GET_NODES, node_cb, &ns, sizeof(ns));
+	if (err) {
+		icsnl_perror(nl, "nodes", err);
+		return 1;
+	}
+	memset(&t, 0, sizeof(t));
+	if (o->fmt.json) {
+		json_init(&j, stdout, o->fmt.pretty);
+		json_obj_begin(&j, NULL);
+		json_arr_begin(&j, "nodes");
+	} else {
+		table_str(&t, "node");
+		table_str(&t, "reachable");
+		table_str(&t, "address");
+		table_str(&t, "last_heard_ms");
+		for (d = 0; d < DIRS; d++) {
+			if (o->dir[d]) {
+				table_str(&t, msgs_key[d]);
+				table_str(&t, bytes_key[d]);
+			}
+		}
+		table_end_row(&t);
+	}
+	for (id = 1; id <= ICS_MAX_NODES; id++) {
+		const struct ics_node *n = &ns.node[id];
+		bool addr = n->reachable && n->has_addr, last = n->reachable && n->has_last;
+
+		if (!n->present)
+			continue;
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->addr[0],
+			 n->addr[1], n->addr[2], n->addr[3], n->addr[4], n->addr[5]);
+		if (o->fmt.json) {
+			json_obj_begin(&j, NULL);
+			json_u64(&j, "node_id", id);
+			json_bool(&j, "reachable", n->reachable);
+			if (addr)
+				json_str(&j, "address", mac);
+			if (last)
+				json_u64(&j, "last_heard_ms", n->last_heard_ms);
+			for (d = 0; d < DIRS; d++) {
+				if (o->dir[d]) {
+					json_u64(&j, msgs_key[d], n->msgs[d]);
+					json_u64(&j, bytes_key[d], n->bytes[d]);
+				}
+			}
+			json_obj_end(&j);
+			continue;
+		}
+		snprintf(buf, sizeof(buf), "%d", id);
+		table_str(&t, buf);
+		table_str(&t, n->reachable ? "yes" : "no");
+		table_str(&t, addr ? mac : "-");
+		snprintf(buf, sizeof(buf), "%" PRIu64, n->last_heard_ms);
+		table_str(&t, last ? buf : "-");
+		for (d = 0; d < DIRS; d++) {
+			if (o->dir[d]) {
+				table_count(&t, n->msgs[d], o);
+				table_count(&t, n->bytes[d], o);
+			}
+		}
+		table_end_row(&t);
+	}
+	if (o->fmt.json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+	} else {
+		table_print(&t);
+	}
+	return 0;
+}
+
+static int cmd_show(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	(void)nl;
+	ics_print_show(in, &o->fmt);
+	return 0;
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(struct icsnl *nl, const struct ics_instance *in, const struct opts *o);
+} commands[] = {
+	{ "chanhisttot", cmd_chanhisttot },
+	{ "chanhist", cmd_chanhist },
+	{ "channels", cmd_channels },
+	{ "nodes", cmd_nodes },
+	{ "show", cmd_show },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: icstat [-j] [-p] [-n] [--tx | --rx] COMMAND\n"
+		"\n"
+		"Commands:\n"
+		"  chanhisttot                  message-size histograms since load or reset\n"
+		"  chanhist -i SECS [-c COUNT]  the histograms' deltas every SECS seconds\n"
+		"  channels                     per-channel message, byte and pattern counters\n"
+		"  nodes                        per-node reachability and counters\n"
+		"  show                         instance state and counters\n"
+		"  help                         this text\n"
+		"\n"
+		"Options:\n"
+		"  -j         JSON output (chanhist: one object per line)\n"
+		"  -p         pretty-printed JSON (implies -j)\n"
+		"  -n         counts as plain numbers (default: 1k = 1000, 1m = 10^6, ...)\n"
+		"  --tx, --rx sent or received messages only (default: both)\n"
+		"  -i SECS    chanhist: interval in seconds\n"
+		"  -c COUNT   chanhist: number of reports (default: until interrupted)\n"
+		"  -h, --help this text\n");
+}
+
+static void parse_args(int argc, char **argv, struct opts *o, const struct command **cmd)
+{
+	static const struct option long_opts[] = {
+		{ "tx", no_argument, NULL, 't' },
+		{ "rx", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool tx = false, rx = false, have_i = false, have_c = false;
+	size_t k;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jpnhi:c:", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->fmt.json = true;
+			break;
+		case 'p':
+			o->fmt.json = o->fmt.pretty = true;
+			break;
+		case 'n':
+			o->fmt.raw = true;
+			break;
+		case 't':
+			tx = true;
+			break;
+		case 'r':
+			rx = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'i':
+			if (icsnl_parse_u32(optarg, &o->interval) || !o->interval)
+				icsnl_usage_err("invalid interval \"%s\" (seconds, >= 1)",
+						optarg);
+			have_i = true;
+			break;
+		case 'c':
+			if (icsnl_parse_u32(optarg, &o->count) || !o->count)
+				icsnl_usage_err("invalid count \"%s\" (reports, >= 1)",
+						optarg);
+			have_c = true;
+			break;
+		case ':':
+			icsnl_usage_err("option \"%s\" needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				icsnl_usage_err("unknown option \"-%c\" (try \"icstat help\")",
+						optopt);
+			icsnl_usage_err("unknown option \"%s\" (try \"icstat help\")",
+					argv[optind - 1]);
+		}
+	}
+	o->dir[TX] = tx || !rx;
+	o->dir[RX] = rx || !tx;
+
+	if (optind >= argc)
+		icsnl_usage_err("missing command (try \"icstat help\")");
+	if (!strcmp(argv[optind], "help")) {
+		usage(stdout);
+		exit(0);
+	}
+	*cmd = NULL;
+	for (k = 0; k < ARRAY_SIZE(commands); k++)
+		if (!strcmp(argv[optind], commands[k].name))
+			*cmd = &commands[k];
+	if (!*cmd)
+		icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")", argv[optind]);
+	if (optind + 1 < argc)
+		icsnl_usage_err("%s: unexpected argument \"%s\"", argv[optind], argv[optind + 1]);
+	if ((*cmd)->fn == cmd_chanhist && !have_i)
+		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
+	if ((*cmd)->fn != cmd_chanhist && (have_i || have_c))
+		icsnl_usage_err("%s: options -i and -c are for chanhist only", argv[optind]);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+	struct ics_instance in;
+	struct opts o = { 0 };
+	struct icsnl nl;
+	int err, ret;
+
+	icsnl_prog = "icstat";
+	parse_args(argc, argv, &o, &cmd);
+
+	if (icsnl_open(&nl))
+		return 1;
+	err = ics_get_instance(&nl, &in);
+	if (err) {
+		icsnl_perror(&nl, cmd->name, err);
+		icsnl_close(&nl);
+		return 1;
+	}
+	if (in.state == ICS_STATE_UNUSED) {
+		icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
+		icsnl_close(&nl);
+		return 1;
+	}
+	ret = cmd->fn(&nl, &in, &o);
+	icsnl_close(&nl);
+	if (icsnl_flush_stdout())
+		ret = 1;
+	return ret;
+}
