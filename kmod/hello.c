@@ -35,7 +35,8 @@ void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp)
 		ics_count(b->in, ICS_STAT_HELLO_TX);
 }
 
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct sk_buff *skb)
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct sk_buff *skb,
+		   u32 frame_len)
 {
 	struct ics_wire_hello hello;
 	bool fresh, restarted;
@@ -46,6 +47,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct 
 		kfree_skb(skb);
 		return;
 	}
+	ics_count_rx_frame(b->in, frame_len);
 	ics_count(b->in, ICS_STAT_HELLO_RX);
 	ics_count_dir(&b->in->stats->chan[ICS_CH_CNX].rx, sizeof(hello));
 	consume_skb(skb);

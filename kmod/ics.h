@@ -157,6 +157,13 @@ static inline void ics_count(struct ics_net *in, enum ics_stat s)
 	this_cpu_inc(in->stats->ctr[s]);
 }
 
+/* A frame is counted once it is accepted: delivered, held or a hello. */
+static inline void ics_count_rx_frame(struct ics_net *in, u32 frame_len)
+{
+	this_cpu_inc(in->stats->ctr[ICS_STAT_RX_FRAMES]);
+	this_cpu_add(in->stats->ctr[ICS_STAT_RX_BYTES], frame_len);
+}
+
 static inline unsigned int ics_row(u32 n)
 {
 	return n ? min_t(unsigned int, fls(n - 1) + 1, ICS_HIST_ROW_MORE) : 0;
@@ -185,6 +192,7 @@ void ics_peers_free(struct ics_bind *b);
 
 /* reasm.c */
 struct ics_frag {
+	u32 frame_len;		/* ics header + payload, for rx_bytes */
 	u32 msg_id;
 	u32 msg_len;
 	u32 off;
@@ -204,7 +212,8 @@ void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flus
 
 /* hello.c */
 void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp);
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct sk_buff *skb);
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct sk_buff *skb,
+		   u32 frame_len);
 void ics_timer(struct timer_list *t);
 
 /* testgen.c */

@@ -146,6 +146,7 @@ void ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		ics_count(in, ICS_STAT_RX_DUP_FRAG);
 		goto unlock_drop;
 	}
+	ics_count_rx_frame(in, f->frame_len);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
 	r->touched = jiffies;

@@ -89,6 +89,12 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
+	/*
+	 * A frame from a local packet socket still charges that socket; we
+	 * may hold it (reassembly, a handler's queue) and merge its truesize
+	 * into another skb, so it must belong to nobody from here on.
+	 */
+	skb_orphan(skb);
 
 	if (!pskb_may_pull(skb, ICS_HDR_LEN)) {
 		bad = ICS_STAT_RX_BAD_LEN;
@@ -102,14 +108,12 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	type = h->type;
 	src = h->src_node;
 	frag_len = ntohs(h->frag_len);
+	f.frame_len = ICS_HDR_LEN + frag_len;
 	f.msg_id = ntohl(h->msg_id);
 	f.msg_len = ntohl(h->msg_len);
 	f.off = ntohl(h->frag_off);
 	f.channel = h->channel;
 	f.flags = h->flags;
-
-	this_cpu_inc(in->stats->ctr[ICS_STAT_RX_FRAMES]);
-	this_cpu_add(in->stats->ctr[ICS_STAT_RX_BYTES], skb->len);
 
 	/* Ethernet pads short frames: the payload is frag_len, not the rest. */
 	__skb_pull(skb, ICS_HDR_LEN);
@@ -121,12 +125,14 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		goto drop;
 	WRITE_ONCE(p->last_heard, jiffies);
 
-	if (type == ICS_FT_HELLO)
-		ics_hello_rcv(b, p, created, skb);
-	else if (frag_len == f.msg_len)
+	if (type == ICS_FT_HELLO) {
+		ics_hello_rcv(b, p, created, skb, f.frame_len);
+	} else if (frag_len == f.msg_len) {
+		ics_count_rx_frame(in, f.frame_len);
 		ics_deliver(in, src, f.channel, f.flags, f.msg_id, skb);
-	else
+	} else {
 		ics_reasm_rcv(b, p, skb, &f);
+	}
 	return NET_RX_SUCCESS;
 
 bad:
