@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the ics selftests in a virtme-ng VM, once per kernel.
+#
+# Usage: scripts/vmtest.sh [-t TEST.sh]... [KVER...]
+#   KVER      kernel releases with /boot/vmlinuz-KVER and build/KVER/kmod/ics.ko
+#             (default: the installed 6.1.0-*-amd64 and 6.12.* kernels)
+#   -t TEST   run only this test (repeatable; default: all TEST_PROGS)
+#
+# Environment:
+#   VMTEST_TIMEOUT         seconds per VM before it is killed (default 5400)
+#   VMTEST_ALLOW_MISSING_KO=1  boot even without build/KVER/kmod/ics.ko
+#                          (the tests then skip; still reported as failure)
+#   ICS_TIMEOUT_SCALE      wait-deadline multiplier inside the guest (default 3)
+#
+# The module (build/KVER/kmod/ics.ko, and build/KVER/selftests/*/*.ko) and
+# the tools (user/icstat, user/icsctl) are copied to build/vmtest/KVER/stage
+# first, and the guest uses the copies.
+#
+# Each kernel boots with TCG (these distro kernels cannot use KVM here),
+# 2 CPUs, 2 GiB. Results go to build/vmtest/KVER/: console.log (vng output),
+# ktap.log, dmesg.log, done. The run fails (exit 1) on any "not ok" line, a
+# guest that did not finish, or a kernel log line with a warning, bug, oops,
+# lockdep or KASAN report. The last line is "N passed, N failed, N skipped"
+# over all kernels.
+
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd -P)
+tests=()
+while getopts "t:h" opt; do
+	case $opt in
+	t) tests+=("$OPTARG") ;;
+	h) sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+kvers=("$@")
+if [ ${#kvers[@]} = 0 ]; then
+	for f in /boot/vmlinuz-6.1.0-*-amd64 /boot/vmlinuz-6.12.*; do
+		[ -e "$f" ] && kvers+=("${f#/boot/vmlinuz-}")
+	done
+fi
+if [ ${#kvers[@]} = 0 ]; then
+	echo "vmtest: no kernel given and none of 6.1.0-*-amd64, 6.12.* in /boot" >&2
+	exit 1
+fi
+for c in vng qemu-system-x86_64 python3; do
+	command -v $c >/dev/null || { echo "vmtest: $c not installed (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+# Host-side preparation: kselftest framework, ics_inject, tools.
+"$root/scripts/ksft-extract.sh" || exit 1
+make -s -C "$root/selftests" || { echo "vmtest: building selftests failed" >&2; exit 1; }
+if [ -f "$root/user/Makefile" ]; then
+	make -s -C "$root/user" || { echo "vmtest: building user/ failed" >&2; exit 1; }
+fi
+for t in icstat icsctl; do
+	[ -x "$root/user/$t" ] || echo "vmtest: WARNING: user/$t missing; tests will skip" >&2
+done
+
+DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|possible recursive locking|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
+DMESG_OK='loading out-of-tree module taints kernel|module verification failed|ics-selftest: '
+
+total_pass=0 total_fail=0 total_skip=0 bad=0
+summary=()
+
+for kver in "${kvers[@]}"; do
+	res=$root/build/vmtest/$kver
+	ko=$root/build/$kver/kmod/ics.ko
+	echo "=== $kver ==="
+	if [ ! -e "/boot/vmlinuz-$kver" ]; then
+		echo "vmtest: /boot/vmlinuz-$kver missing" >&2
+		summary+=("$kver: no kernel image: FAIL")
+		bad=1
+		continue
+	fi
+	if [ ! -r "$ko" ] && [ "${VMTEST_ALLOW_MISSING_KO:-0}" != 1 ]; then
+		echo "vmtest: $ko missing (make modules)" >&2
+		summary+=("$kver: no ics.ko: FAIL")
+		bad=1
+		continue
+	fi
+	missing_ko=0
+	[ -r "$ko" ] || missing_ko=1
+	rm -rf "$res"
+	mkdir -p "$res/stage/kmod" "$res/stage/user"
+	# Run on copies: the module and tools may be rebuilt while the VM runs.
+	[ -r "$ko" ] && cp "$ko" "$res/stage/kmod/"
+	for f in "$root/build/$kver"/selftests/*/*.ko; do
+		[ -e "$f" ] || continue
+		mkdir -p "$res/stage/selftests/$(basename "$(dirname "$f")")"
+		cp "$f" "$res/stage/selftests/$(basename "$(dirname "$f")")/"
+	done
+	for t in icstat icsctl; do
+		[ -x "$root/user/$t" ] && cp "$root/user/$t" "$res/stage/user/"
+	done
+	t0=$(date +%s)
+	timeout --foreground -k 30 "${VMTEST_TIMEOUT:-5400}" \
+		vng --run "/boot/vmlinuz-$kver" --disable-kvm --user root \
+		--cpus 2 --memory 2G --verbose --rwdir "$res" \
+		-- "$root/scripts/vm-guest.sh $res ${tests[*]}" \
+		> "$res/console.log" 2>&1 < /dev/null
+	vrc=$?
+	t1=$(date +%s)
+	wall=$((t1 - t0))
+
+	[ -f "$res/ktap.log" ] && cat "$res/ktap.log"
+
+	# Verdict for this kernel, in Python: counts, not-ok lines, kernel log.
+	out=$(python3 - "$res" "$DMESG_BAD" "$DMESG_OK" <<'EOF'
+import os, re, sys
+res, bad_re, ok_re = sys.argv[1], re.compile(sys.argv[2]), re.compile(sys.argv[3])
+def read(name):
+    try:
+        return open(os.path.join(res, name), errors="replace").read().splitlines()
+    except OSError:
+        return None
+problems = []
+ktap = read("ktap.log") or []
+done = read("done")
+if not done or not any(l.startswith("ICS-VMTEST-END") for l in done):
+    problems.append("guest did not finish (no end marker in %s/done)" % res)
+npass = nfail = nskip = 0
+top = re.compile(r"^(not ok|ok) \d+ selftests: \S+: (\S+)(.*)$")
+sub = re.compile(r"^# (not ok|ok) \d+ (.*?)(\s+# SKIP.*)?$")
+cur = {"pass": 0, "fail": 0, "skip": 0}
+for line in ktap:
+    m = sub.match(line)
+    if m:
+        k = "fail" if m.group(1) == "not ok" else ("skip" if m.group(3) else "pass")
+        cur[k] += 1
+        if k == "fail":
+            problems.append("not ok: %s" % m.group(2))
+        continue
+    m = top.match(line)
+    if m:
+        name, rest = m.group(2), m.group(3)
+        if sum(cur.values()) == 0:
+            if m.group(1) == "not ok":
+                cur["fail"] = 1
+            elif "# SKIP" in rest:
+                cur["skip"] = 1
+            else:
+                cur["pass"] = 1
+        elif m.group(1) == "not ok" and cur["fail"] == 0:
+            cur["fail"] += 1      # bail out, timeout, crash after its cases
+        if m.group(1) == "not ok":
+            problems.append("not ok: %s%s" % (name, rest))
+        npass += cur["pass"]; nfail += cur["fail"]; nskip += cur["skip"]
+        cur = {"pass": 0, "fail": 0, "skip": 0}
+dmesg = read("dmesg.log")
+if dmesg is None:
+    problems.append("no guest kernel log (%s/dmesg.log)" % res)
+    dmesg = []
+hits = [l for l in dmesg if bad_re.search(l) and not ok_re.search(l)]
+for l in hits[:20]:
+    problems.append("kernel log: " + l.strip())
+if hits and nfail == 0:
+    nfail += 1
+if not ktap:
+    problems.append("no KTAP output")
+print("COUNTS %d %d %d" % (npass, nfail, nskip))
+for p in problems:
+    print("PROBLEM " + p)
+EOF
+)
+	read -r _ p f s <<< "$(echo "$out" | grep '^COUNTS')"
+	problems=$(echo "$out" | sed -n 's/^PROBLEM //p')
+	if [ $missing_ko = 1 ]; then
+		problems="${problems:+$problems
+}$ko missing: the tests could only skip"
+	fi
+	if [ $vrc != 0 ] && ! grep -q ICS-VMTEST-END "$res/done" 2>/dev/null; then
+		problems="${problems:+$problems
+}vng exited $vrc; last console lines:
+$(tail -n 40 "$res/console.log" | sed 's/^/    /')"
+	fi
+	if [ -n "$problems" ]; then
+		bad=1
+		echo "--- $kver: FAILED"
+		echo "$problems" | sed 's/^/  /'
+		if grep -qE "$DMESG_BAD" "$res/dmesg.log" 2>/dev/null; then
+			echo "  kernel log context:"
+			grep -E -B 2 -A 25 "$DMESG_BAD" "$res/dmesg.log" | grep -Ev "$DMESG_OK" | head -n 80 | sed 's/^/    /'
+		fi
+		verdict=FAIL
+	else
+		verdict=ok
+	fi
+	total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+	summary+=("$kver: ${wall}s wall, $p passed, $f failed, $s skipped: $verdict (results in ${res#$root/})")
+done
+
+echo "=== summary ==="
+for l in "${summary[@]}"; do
+	echo "$l"
+done
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+exit $bad

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# api.sh - the in-kernel API (include/net/ics.h) through a real client
+# module, ics_echo: it registers a handler on CLSM in every netns (through
+# its own pernet ops) and sends every message it gets back to the sender on
+# CFSR with ics_send() from a workqueue.
+#
+#   netns ics$$-a                          netns ics$$-b
+#   +--------------------------+           +--------------------------+
+#   | ics node 1   ics_echo    |           | ics node 2   ics_echo    |
+#   |  CLSM handler            |           |  CLSM handler            |
+#   |  veth0                   +---veth----+  veth0                   |
+#   +--------------------------+           +--------------------------+
+#
+#   node 1 --CLSM (generator, pattern)--> node 2's handler
+#   node 1 <--CFSR (ics_send, same bytes)-- node 2's echo worker
+
+. "$(dirname "$0")/lib.sh"
+
+NS_A=$ICS_PFX-a
+NS_B=$ICS_PFX-b
+SIZES="0 1 100 1464 1465 5000 65536 1048576"
+
+ics_init
+: "${ICS_ECHO_KO:=$(dirname "$ICS_KO")/../selftests/ics_echo/ics_echo.ko}"
+[ -r "$ICS_ECHO_KO" ] || ics_skip_all "ics_echo.ko not found: $ICS_ECHO_KO (make modules)"
+ktap_set_plan 6
+
+echo_loaded() { grep -q '^ics_echo ' /proc/modules; }
+
+setup()
+{
+	ics_load hello_ms=$ICS_HELLO_LONG || return 1
+	ns_add "$NS_A" && ns_add "$NS_B" || return 1
+	veth_add "$NS_A" veth0 02:00:00:00:00:01 "$NS_B" veth0 02:00:00:00:00:02 || return 1
+	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
+}
+
+# Loading the client registers its handler in every existing netns; ics
+# cannot be removed while a client uses it.
+register()
+{
+	local out
+	out=$(insmod "$ICS_ECHO_KO" 2>&1) || { fail "insmod ics_echo: $out"; return 1; }
+	assert_eq "CLSM handler on node 1" true "$(chan_get "$NS_A" CLSM handler)" || return 1
+	assert_eq "CLSM handler on node 2" true "$(chan_get "$NS_B" CLSM handler)" || return 1
+	assert_eq "CFSR handler on node 2" false "$(chan_get "$NS_B" CFSR handler)" || return 1
+	if rmmod ics 2>/dev/null; then
+		fail "rmmod ics succeeded while ics_echo uses it"
+		return 1
+	fi
+	ics_loaded || fail "ics gone while ics_echo is loaded"
+}
+
+# Every message reaches the handler whole (pattern checked, none unclaimed)
+# and ics_send() carries the same bytes back: CFSR's histograms on both ends
+# equal CLSM's.
+echo_roundtrip()
+{
+	local s n=0 bytes=0
+	for s in $SIZES; do
+		ics_send "$NS_A" 1 2 CLSM "$s" 3 || return 1
+		n=$((n + 3))
+		bytes=$((bytes + 3 * s))
+	done
+	wait_eq 120 $n "echoes received by node 1" chan_get "$NS_A" CFSR rx msgs || return 1
+	assert_eq "node 2 CLSM rx msgs" $n "$(chan_get "$NS_B" CLSM rx msgs)" || return 1
+	assert_eq "node 2 CLSM pattern ok" $n "$(chan_get "$NS_B" CLSM rx_pattern_ok)" || return 1
+	assert_eq "node 2 CLSM unclaimed (handler)" 0 "$(chan_get "$NS_B" CLSM rx_unclaimed)" || return 1
+	assert_eq "node 2 CFSR tx bytes" $bytes "$(chan_get "$NS_B" CFSR tx bytes)" || return 1
+	assert_eq "node 1 CFSR rx bytes" $bytes "$(chan_get "$NS_A" CFSR rx bytes)" || return 1
+	assert_eq "node 2 CFSR tx hist = CLSM rx hist" \
+		"$(chan_get "$NS_B" CLSM rx hist)" "$(chan_get "$NS_B" CFSR tx hist)" || return 1
+	assert_eq "node 1 CFSR rx hist = CLSM tx hist" \
+		"$(chan_get "$NS_A" CLSM tx hist)" "$(chan_get "$NS_A" CFSR rx hist)" || return 1
+	assert_eq "node 1 CFSR unclaimed (no handler)" $n "$(chan_get "$NS_A" CFSR rx_unclaimed)"
+}
+
+# A netns created after the client loaded gets its handler too (registered
+# at netns creation, before any bind: icstat needs a bound instance to
+# report, so bind it), and one deleted under it goes cleanly (the client's
+# pernet exit unregisters before ics's pernet exit).
+netns_lifecycle()
+{
+	local ns=$ICS_PFX-c
+	ns_add "$ns" || return 1
+	ip -n "$ns" link add v0 type veth peer name v1 || return 1
+	ip -n "$ns" link set v0 up || return 1
+	ics_bind "$ns" v0 3 || return 1
+	assert_eq "CLSM handler in a new netns" true "$(chan_get "$ns" CLSM handler)" || return 1
+	ns_del "$ns"
+}
+
+# Unregistering: after rmmod ics_echo, CLSM messages are unclaimed again.
+unregister()
+{
+	local before
+	rmmod ics_echo || { fail "rmmod ics_echo"; return 1; }
+	! echo_loaded || { fail "ics_echo still loaded"; return 1; }
+	assert_eq "CLSM handler on node 2 after unregister" false \
+		"$(chan_get "$NS_B" CLSM handler)" || return 1
+	before=$(chan_get "$NS_B" CLSM rx_unclaimed)
+	ics_send "$NS_A" 1 2 CLSM 64 5 || return 1
+	wait_eq 30 $((before + 5)) "node 2 CLSM unclaimed" chan_get "$NS_B" CLSM rx_unclaimed
+}
+
+cleanup_echo() { echo_loaded && rmmod ics_echo; }
+trap 'cleanup_echo; ics_cleanup' EXIT
+
+setup || ics_bail "setup failed"
+ics_case "a client module registers a handler in every netns; ics is pinned" register ||
+	ics_bail "client did not register"
+ics_case "handler gets whole messages; ics_send() from a worker echoes the same bytes" echo_roundtrip
+ics_case "a netns created under the client gets its handler and is deleted cleanly" netns_lifecycle
+ics_case "after unregistering, the channel's messages are counted unclaimed" unregister
+ics_case "client unloaded" bash -c '! grep -q "^ics_echo " /proc/modules'
+ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+ktap_finished

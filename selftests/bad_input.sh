@@ -1,0 +1,397 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bad_input.sh - every refusal is exact: module parameters, icsctl/icstat
+# errors (exit code and the one stderr line of the CLI contract), malformed
+# frames from ics_inject (each bumps exactly its rx_bad_* counter and
+# delivers nothing), and a NIC deleted under a bound instance.
+#
+#   init netns: icsb0 <-- veth --> icsb1      (insmod ifname=... cases)
+#
+#   netns ics$$-a                         netns ics$$-b
+#   +-------------------------+           +-------------------------+
+#   | ics node 1 (receiver)   |           | ics node 2              |
+#   | veth0 02:00:00:00:00:01 +---veth----+ veth0 02:00:00:00:00:02 |
+#   |                         |           |  ^ ics_inject sends     |
+#   +-------------------------+           +--|----------------------+
+#                                            crafted frames, src MAC of
+#                                            veth0 unless a case says
+#   netns ics$$-c: ics instance never bound ("unused")
+#
+# Each injected bad frame is followed by a valid "fence" frame (channel DLM,
+# 1 byte). Once the fence is counted, the bad frame has been handled (veth
+# keeps order), so the case checks the counters without sleeping.
+
+. "$(dirname "$0")/lib.sh"
+
+NS_A=$ICS_PFX-a
+NS_B=$ICS_PFX-b
+NS_C=$ICS_PFX-c
+MAC_A=02:00:00:00:00:01
+MAC_B=02:00:00:00:00:02
+MAC_X=02:00:00:00:00:99		# nobody's
+NOT_LOADED='ics module not loaded \(no generic netlink family "ics"\)'
+UNUSED='icstat: no ics instance in this network namespace \(bind one with icsctl bind\)'
+VALID_CH="BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX"
+INJ_ID=100000
+EINVAL_RE='Invalid (argument|parameters)'
+HDR=$("$(dirname "$0")/ics_inject" --hdr-size 2>/dev/null || echo 36)	# sizeof(struct ics_wire_hdr)
+
+ics_init ics_inject setpriv
+
+# ------------------------------------------------ no module / parameters --
+
+no_module_icstat()
+{
+	ics_loaded && { fail "ics is loaded"; return 1; }
+	expect_err 1 "icstat: $NOT_LOADED" icstat show || return 1
+	expect_err 1 "icstat: $NOT_LOADED" icstat -j chanhisttot
+}
+
+no_module_icsctl()
+{
+	expect_err 1 "icsctl: $NOT_LOADED" icsctl show
+}
+
+init_veth()
+{
+	ip link add icsb0 type veth peer name icsb1 || return 1
+	ICS_INIT_LINKS+=(icsb0)
+	ip link set icsb0 up && ip link set icsb1 up
+}
+
+# insmod_fails REGEX PARAMS...: insmod fails with that error and leaves
+# no module behind.
+insmod_fails()
+{
+	local want=$1 out
+	shift
+	if out=$(insmod "$ICS_KO" "$@" 2>&1); then
+		fail "insmod $* succeeded, want failure '$want'"
+		ics_unload
+		return 1
+	fi
+	# kmod's insmod says "Invalid parameters" for EINVAL.
+	if ! echo "$out" | grep -Eq "$want"; then
+		fail "insmod $*: want /$want/, got: $out"
+		return 1
+	fi
+	! ics_loaded || fail "ics loaded after a failed insmod $*"
+}
+
+insmod_nodev()
+{
+	local line='ics: no such device "nope0"'
+	insmod_fails "No such device" ifname=nope0 node_id=1 || return 1
+	ics_dmesg | grep -qF "$line" || fail "no kernel log line '$line'"
+}
+
+insmod_node_range()
+{
+	insmod_fails "$EINVAL_RE" ifname=icsb0 node_id=0 &&
+	insmod_fails "$EINVAL_RE" ifname=icsb0 node_id=65
+}
+
+insmod_half()
+{
+	insmod_fails "$EINVAL_RE" ifname=icsb0 &&
+	insmod_fails "$EINVAL_RE" node_id=1
+}
+
+insmod_hello_range()
+{
+	insmod_fails "$EINVAL_RE" hello_ms=9 &&
+	insmod_fails "$EINVAL_RE" hello_ms=3600001
+}
+
+setup()
+{
+	ics_load hello_ms=$ICS_HELLO_LONG || return 1
+	ns_add "$NS_A" && ns_add "$NS_B" && ns_add "$NS_C" || return 1
+	veth_add "$NS_A" veth0 $MAC_A "$NS_B" veth0 $MAC_B || return 1
+	ip -n "$NS_C" link add dummy0 type veth peer name dummy1 && ip -n "$NS_C" link set dummy0 up
+}
+
+# ------------------------------------------------------ icsctl / icstat --
+
+unused_netns()
+{
+	expect_err 1 "$UNUSED" in_ns "$NS_C" icstat show || return 1
+	expect_err 1 "$UNUSED" in_ns "$NS_C" icstat -j chanhisttot
+}
+
+bind_nodev()
+{
+	expect_err 1 'icsctl: bind: No such device(: .*)?' in_ns "$NS_C" icsctl bind dev nope0 node 1 || return 1
+	# Still never bound.
+	expect_err 1 "$UNUSED" in_ns "$NS_C" icstat show
+}
+
+bind_ab()
+{
+	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
+}
+
+bind_twice()
+{
+	expect_err 1 'icsctl: bind: Device or resource busy(: .*)?' in_ns "$NS_A" icsctl bind dev veth0 node 3 || return 1
+	assert_eq "node id after the refused bind" 1 "$(show_get "$NS_A" node_id)"
+}
+
+send_unreach()
+{
+	expect_err 1 'icsctl: send: No route to host(: .*)?' \
+		in_ns "$NS_A" icsctl send node 9 channel TEST size 10 count 1
+}
+
+send_too_big()
+{
+	local before
+	before=$(chan_get "$NS_A" TEST tx msgs)
+	expect_err 1 'icsctl: send: Message too long(: .*)?' \
+		in_ns "$NS_A" icsctl send node 2 channel TEST size 16777217 count 1 || return 1
+	assert_eq "TEST tx msgs after the refused send" "$before" "$(chan_get "$NS_A" TEST tx msgs)"
+}
+
+send_self()
+{
+	expect_err 1 'icsctl: send: Invalid argument(: .*)?' \
+		in_ns "$NS_A" icsctl send node 1 channel TEST size 10 count 1
+}
+
+send_unbound()
+{
+	expect_err 1 'icsctl: send: Transport endpoint is not connected(: .*)?' \
+		in_ns "$NS_C" icsctl send node 1 channel TEST size 10 count 1
+}
+
+unknown_channel()
+{
+	expect_err 2 "icsctl: unknown channel \"FOO\"; valid channels: $VALID_CH" \
+		in_ns "$NS_A" icsctl send node 2 channel FOO size 10 count 1
+}
+
+nobody_bind()
+{
+	expect_err 1 'icsctl: bind: Operation not permitted \(need CAP_NET_ADMIN\)' \
+		in_ns "$NS_C" setpriv --reuid=65534 --regid=65534 --clear-groups icsctl bind dev dummy0 node 1
+}
+
+# ------------------------------------------------------------- frames ----
+
+# inject ARGS...: one frame from netns b to node 1's MAC, as node 2, with a
+# fresh msg_id; later options override these defaults.
+inject()
+{
+	INJ_ID=$((INJ_ID + 1))
+	in_ns "$NS_B" "$ICS_SRC_DIR/ics_inject" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
+		--msg-id $INJ_ID "$@" || fail "ics_inject $*"
+}
+
+inj_begin()
+{
+	[ -s "$ICS_TMP/inj.base" ] || ics_snap "$NS_A" "$ICS_TMP/inj.base"
+}
+
+# inj_end COUNTER VALID_FRAMES [CHAN.FIELD=DELTA...]: send the fence, wait
+# for it, then COUNTER (an ICS_STAT key, or "none") must have grown by
+# exactly 1, every other rx_bad_*/dup/conflict counter not at all, rx_frames
+# by VALID_FRAMES + 1 (the fence), and per channel rx.msgs, rx.bytes,
+# rx_unclaimed, rx_pattern_ok, rx_pattern_bad by 0 except the fence on DLM
+# and the CHAN.FIELD=DELTA given (ics_model.py inj-check). The state after
+# is the next case's base.
+inj_end()
+{
+	local counter=$1 valid=$2 rc=0
+	shift 2
+	inject --channel 13 --len 1 --byte 0x42 || return 1
+	ics_model inj-check "$NS_A" "$ICS_TMP/inj.base" "$ICS_TMP/inj.now" "$counter" "$valid" "$@" || rc=1
+	if [ -s "$ICS_TMP/inj.now" ]; then
+		mv "$ICS_TMP/inj.now" "$ICS_TMP/inj.base"
+	else
+		rm -f "$ICS_TMP/inj.base"
+	fi
+	return $rc
+}
+
+# frame_case COUNTER VALID [CHAN.FIELD=DELTA...] -- FRAME1 [-- FRAME2...]:
+# inject each frame (ics_inject options), then inj_end.
+frame_case()
+{
+	local counter=$1 valid=$2 spec=() frame=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		spec+=("$1")
+		shift
+	done
+	inj_begin || return 1
+	while [ $# -gt 0 ]; do
+		shift	# the "--"
+		frame=()
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do
+			frame+=("$1")
+			shift
+		done
+		inject "${frame[@]}" || return 1
+	done
+	inj_end "$counter" "$valid" "${spec[@]}"
+}
+
+# A message in two fragments, sent in reverse order, with one msg_id.
+two_frags_reversed()
+{
+	local id=$((INJ_ID + 1))
+	INJ_ID=$id
+	frame_case none 2 TEST.rx.msgs=1 TEST.rx.bytes=2000 TEST.rx_unclaimed=1 \
+		-- --msg-id $id --msg-len 2000 --frag-off 1000 --len 1000 \
+		-- --msg-id $id --msg-len 2000 --frag-off 0 --len 1000
+}
+
+# Two frames with one msg_id: a valid first fragment, then FRAME2 ARGS.
+held_then()
+{
+	local counter=$1 id=$((INJ_ID + 1))
+	shift
+	INJ_ID=$id
+	frame_case "$counter" 1 \
+		-- --msg-id $id --msg-len 3000 --frag-off 0 --len 1000 \
+		-- --msg-id $id "$@"
+}
+
+# ------------------------------------------------------- NIC goes away ---
+
+nic_gone()
+{
+	local rc=0 line n
+	ics_send "$NS_A" 1 2 TEST 5000 3 >/dev/null || return 1
+	ics_snap "$NS_A" "$ICS_TMP/gone0" || return 1
+	ip -n "$NS_B" link del veth0 || return 1
+	wait_eq 10 unbound "node 1 state after its veth was deleted" show_get "$NS_A" state || return 1
+	for n in 1 2; do
+		line="ics: veth0 went away; unbound node $n"
+		ics_dmesg | grep -qF "$line" || fail "no kernel log line '$line'" || rc=1
+	done
+	in_ns "$NS_A" icstat show > "$ICS_TMP/show" 2>&1 || fail "icstat show on the unbound instance: $(cat "$ICS_TMP/show")" || rc=1
+	grep -qw unbound "$ICS_TMP/show" || fail "icstat show does not say unbound" || rc=1
+	ics_snap "$NS_A" "$ICS_TMP/gone1" || return 1
+	# Partial messages dropped with the binding may be counted (reasm_*).
+	python3 - "$ICS_TMP/gone0" "$ICS_TMP/gone1" <<'EOF' || rc=1
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+errs = []
+if a["chan"]["channels"] != b["chan"]["channels"]:
+    errs.append("channel counters changed when the NIC went away")
+for k, v in a["show"]["stats"].items():
+    w = b["show"]["stats"].get(k)
+    if k.startswith("reasm_") and w is not None and w >= v:
+        if w != v:
+            print("# %s %d -> %d (partial messages dropped with the binding)" % (k, v, w))
+        continue
+    if w != v:
+        errs.append("stats %s %s -> %s" % (k, v, w))
+na = {n["node_id"]: n for n in a["nodes"]["nodes"]}
+nb = {n["node_id"]: n for n in b["nodes"]["nodes"]}
+for i, n in na.items():
+    for k in ("tx_msgs", "tx_bytes", "rx_msgs", "rx_bytes"):
+        if i not in nb or nb[i][k] != n[k]:
+            errs.append("node %d %s %s -> %s" % (i, k, n[k], nb.get(i, {}).get(k)))
+if a["chan"]["channels"][14]["tx"]["msgs"] < 3:
+    errs.append("TEST tx msgs %d before, want >= 3" % a["chan"]["channels"][14]["tx"]["msgs"])
+for e in errs[:30]:
+    print("# FAIL: " + e)
+sys.exit(1 if errs else 0)
+EOF
+	return $rc
+}
+
+send_after_gone()
+{
+	expect_err 1 'icsctl: send: Transport endpoint is not connected(: .*)?' \
+		in_ns "$NS_A" icsctl send node 2 channel TEST size 10 count 1
+}
+
+rebind()
+{
+	local before
+	before=$(chan_get "$NS_A" TEST tx msgs)
+	veth_add "$NS_A" veth1 $MAC_A "$NS_B" veth1 $MAC_B || return 1
+	ics_bind "$NS_A" veth1 1 && ics_bind "$NS_B" veth1 2 || return 1
+	wait_reachable "$NS_A" 2 || return 1
+	assert_eq "state" bound "$(show_get "$NS_A" state)" || return 1
+	assert_eq "TEST tx msgs kept across unbind and bind" "$before" "$(chan_get "$NS_A" TEST tx msgs)" || return 1
+	ics_send "$NS_A" 1 2 TEST 10 1
+}
+
+# ----------------------------------------------------------------- plan --
+
+F=frame_case
+case_add "icstat without the module: one line, exit 1" no_module_icstat
+case_add "icsctl without the module: one line, exit 1" no_module_icsctl
+step_add init_veth
+case_add "insmod ifname=nope0 node_id=1: ENODEV and the log line" insmod_nodev
+case_add "insmod node_id=0 and node_id=65: EINVAL" insmod_node_range
+case_add "insmod ifname without node_id and node_id without ifname: EINVAL" insmod_half
+case_add "insmod hello_ms=9 and hello_ms=3600001: EINVAL" insmod_hello_range
+step_add setup
+case_add "icstat in a netns never bound: one line, exit 1" unused_netns
+case_add "bind to an unknown device: ENODEV" bind_nodev
+step_add bind_ab
+case_add "bind an already bound instance: EBUSY" bind_twice
+case_add "send to a node never heard from: EHOSTUNREACH" send_unreach
+case_add "send 16 MiB + 1: EMSGSIZE, nothing sent" send_too_big
+case_add "send to our own node id: EINVAL" send_self
+case_add "send from an unbound instance: ENOTCONN" send_unbound
+case_add "unknown channel name: usage error listing the valid names, exit 2" unknown_channel
+case_add "bind as uid 65534: EPERM with the CAP_NET_ADMIN hint" nobody_bind
+case_add "control: a valid injected frame is delivered" \
+	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 -- --len 64
+case_add "control: two fragments in reverse order are reassembled once" two_frags_reversed
+case_add "frame to another node's MAC: ignored, no counter moves" \
+	$F none 0 -- -d $MAC_X --len 10
+case_add "rx_bad_len: frame of 20 bytes, shorter than the header" \
+	$F rx_bad_len 0 -- --len 100 --truncate 20
+case_add "rx_bad_len: frame one byte shorter than the header" \
+	$F rx_bad_len 0 -- --len 0 --truncate $((HDR - 1))
+case_add "rx_bad_len: frag_len beyond the end of the frame" \
+	$F rx_bad_len 0 -- --len 100 --frag-len 200 --msg-len 300
+case_add "rx_bad_len: msg_len 16 MiB + 1" \
+	$F rx_bad_len 0 -- --len 100 --msg-len 16777217
+case_add "rx_bad_version: version 2" $F rx_bad_version 0 -- --version 2 --len 10
+case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
+case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
+case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10
+case_add "rx_bad_node: src_node 65" $F rx_bad_node 0 -- --src-node 65 --len 10
+case_add "rx_bad_node: dst_node 3 (not us, not broadcast)" $F rx_bad_node 0 -- --dst-node 3 --len 10
+case_add "rx_bad_channel: channel 16" $F rx_bad_channel 0 -- --channel 16 --len 10
+case_add "rx_bad_channel: channel 255" $F rx_bad_channel 0 -- --channel 255 --len 10
+case_add "rx_bad_type: type 0" $F rx_bad_type 0 -- --type 0 --len 10
+case_add "rx_bad_type: type 3" $F rx_bad_type 0 -- --type 3 --len 10
+case_add "rx_bad_type: unknown flag 0x80" $F rx_bad_type 0 -- --flags 0x80 --len 10
+case_add "rx_bad_type: unknown flag 0x02" $F rx_bad_type 0 -- --flags 0x02 --len 10
+case_add "rx_bad_frag: frag_off + frag_len > msg_len" \
+	$F rx_bad_frag 0 -- --len 100 --msg-len 150 --frag-off 100
+case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \
+	$F rx_bad_frag 0 -- --len 512 --msg-len 1000 --frag-off 0xffffff00
+case_add "rx_bad_frag: frag_len 0 with msg_len 100" \
+	$F rx_bad_frag 0 -- --len 0 --msg-len 100
+case_add "rx_bad_frag: second fragment disagrees on msg_len" \
+	held_then rx_bad_frag --msg-len 4000 --frag-off 1000 --len 1000
+case_add "rx_bad_frag: second fragment disagrees on channel" \
+	held_then rx_bad_frag --channel 0 --msg-len 3000 --frag-off 1000 --len 1000
+case_add "rx_dup_frag: the same fragment twice" \
+	held_then rx_dup_frag --msg-len 3000 --frag-off 0 --len 1000
+case_add "rx_dup_frag: fragment overlapping a held one" \
+	held_then rx_dup_frag --msg-len 3000 --frag-off 500 --len 1000
+case_add "rx_pattern_bad: test-pattern flag on a corrupted payload" \
+	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 TEST.rx_pattern_bad=1 \
+	-- --flags 1 --len 64 --byte 0xa5
+case_add "rx_node_conflict: a data frame claiming our own node id" \
+	$F rx_node_conflict 0 -- --src-node 1 --len 10
+case_add "rx_node_conflict: a hello from another MAC claiming node 2" \
+	$F rx_node_conflict 0 -- --hello -s $MAC_X --dst-node 0 -d ff:ff:ff:ff:ff:ff
+case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
+case_add "send after the NIC went away: ENOTCONN" send_after_gone
+case_add "bind again after the NIC went away: bound, counters kept" rebind
+case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+cases_run

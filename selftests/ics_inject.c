@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ics_inject - send one hand-crafted ics frame through an AF_PACKET socket.
+ *
+ * The selftests use it to put frames on the wire that ics.ko itself never
+ * sends (bad version, bad cluster, bad node ids, truncated headers, broken
+ * fragments, ...) and check that the receiver drops and counts each one.
+ *
+ * Every field of struct ics_wire_hdr can be set; fields not given get the
+ * value of a well-formed single-fragment DATA message:
+ *
+ *   version=1 type=DATA flags=0 channel=TEST cluster=0 src-node=1 dst-node=0
+ *   frag-len=LEN msg-id=1 msg-len=LEN frag-off=0 seq=0 ack=0 check=0
+ *
+ * where LEN is the payload length (--len, default 0). --hello builds a
+ * struct ics_wire_hello payload instead (type HELLO on channel CNX).
+ *
+ * The Ethernet frame is dst MAC, src MAC (default: the interface's own),
+ * ethertype (default ICS_ETH_P), header, payload. --truncate N sends only
+ * the first N bytes after the Ethernet header (header + payload), to make
+ * frames shorter than their header or than their frag_len says.
+ *
+ * Example:
+ *   ics_inject -i veth0 -d 02:00:00:00:00:01 --src-node 2 --dst-node 1 \
+ *              --version 7 --len 100 --byte 0x5a
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netpacket/packet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/ics.h>
+
+#define FRAME_MAX	65536
+
+static const char *prog = "ics_inject";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: %s -i IFNAME [options]\n"
+"  -i, --dev IFNAME        interface to send on (required)\n"
+"  -d, --dst MAC           Ethernet destination (default ff:ff:ff:ff:ff:ff)\n"
+"  -s, --src MAC           Ethernet source (default: the interface's MAC)\n"
+"  -e, --ethertype N       ethertype (default 0x%04x)\n"
+"  header fields (numbers in decimal, 0x hex or 0 octal):\n"
+"      --version N  --type N  --flags N  --channel N  --cluster N\n"
+"      --src-node N  --dst-node N  --frag-len N  --msg-id N  --msg-len N\n"
+"      --frag-off N  --seq N  --ack N  --check N\n"
+"  -l, --len N             payload bytes (default 0)\n"
+"  -b, --byte N            payload fill byte (default 0xa5)\n"
+"      --hello             payload is a struct ics_wire_hello; defaults\n"
+"                          become type=HELLO channel=CNX len=16\n"
+"      --hello-incarnation N  --hello-mtu N  --hello-ms N  --hello-flags N\n"
+"  -t, --truncate N        send only the first N bytes after the Ethernet header\n"
+"  -c, --count N           send the frame N times (default 1)\n"
+"  -v, --verbose           print the frame in hex on stderr\n"
+"      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
+"  -h, --help\n", prog, ICS_ETH_P);
+}
+
+static unsigned long long num(const char *opt, const char *s,
+			      unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v > max) {
+		fprintf(stderr, "%s: bad value \"%s\" for --%s (0..%llu)\n",
+			prog, s, opt, max);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_mac(const char *opt, const char *s, unsigned char *mac)
+{
+	unsigned int b[ETH_ALEN];
+	char tail;
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &tail) != ETH_ALEN) {
+		fprintf(stderr, "%s: bad MAC \"%s\" for --%s\n", prog, s, opt);
+		exit(2);
+	}
+	for (i = 0; i < ETH_ALEN; i++) {
+		if (b[i] > 0xff) {
+			fprintf(stderr, "%s: bad MAC \"%s\" for --%s\n",
+				prog, s, opt);
+			exit(2);
+		}
+		mac[i] = b[i];
+	}
+}
+
+enum {
+	O_VERSION = 256, O_TYPE, O_FLAGS, O_CHANNEL, O_CLUSTER, O_SRC_NODE,
+	O_DST_NODE, O_FRAG_LEN, O_MSG_ID, O_MSG_LEN, O_FRAG_OFF, O_SEQ, O_ACK,
+	O_CHECK, O_HELLO, O_H_INC, O_H_MTU, O_H_MS, O_H_FLAGS, O_HDR_SIZE,
+};
+
+static const struct option longopts[] = {
+	{ "dev",		required_argument, NULL, 'i' },
+	{ "dst",		required_argument, NULL, 'd' },
+	{ "src",		required_argument, NULL, 's' },
+	{ "ethertype",		required_argument, NULL, 'e' },
+	{ "len",		required_argument, NULL, 'l' },
+	{ "byte",		required_argument, NULL, 'b' },
+	{ "truncate",		required_argument, NULL, 't' },
+	{ "count",		required_argument, NULL, 'c' },
+	{ "verbose",		no_argument,       NULL, 'v' },
+	{ "help",		no_argument,       NULL, 'h' },
+	{ "version",		required_argument, NULL, O_VERSION },
+	{ "type",		required_argument, NULL, O_TYPE },
+	{ "flags",		required_argument, NULL, O_FLAGS },
+	{ "channel",		required_argument, NULL, O_CHANNEL },
+	{ "cluster",		required_argument, NULL, O_CLUSTER },
+	{ "src-node",		required_argument, NULL, O_SRC_NODE },
+	{ "dst-node",		required_argument, NULL, O_DST_NODE },
+	{ "frag-len",		required_argument, NULL, O_FRAG_LEN },
+	{ "msg-id",		required_argument, NULL, O_MSG_ID },
+	{ "msg-len",		required_argument, NULL, O_MSG_LEN },
+	{ "frag-off",		required_argument, NULL, O_FRAG_OFF },
+	{ "seq",		required_argument, NULL, O_SEQ },
+	{ "ack",		required_argument, NULL, O_ACK },
+	{ "check",		required_argument, NULL, O_CHECK },
+	{ "hello",		no_argument,       NULL, O_HELLO },
+	{ "hello-incarnation",	required_argument, NULL, O_H_INC },
+	{ "hello-mtu",		required_argument, NULL, O_H_MTU },
+	{ "hello-ms",		required_argument, NULL, O_H_MS },
+	{ "hello-flags",	required_argument, NULL, O_H_FLAGS },
+	{ "hdr-size",		no_argument,       NULL, O_HDR_SIZE },
+	{ NULL, 0, NULL, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	/* Header fields as given; -1 = not given, use the default. */
+	long long version = -1, type = -1, flags = -1, channel = -1;
+	long long cluster = -1, src_node = -1, dst_node = -1, frag_len = -1;
+	long long msg_id = -1, msg_len = -1, frag_off = -1, seq = -1, ack = -1;
+	long long check = -1, len = -1, truncate_to = -1;
+	unsigned int fill = 0xa5, ethertype = ICS_ETH_P, count = 1;
+	unsigned int h_inc = 0x1c5c0de5, h_mtu = 0, h_ms = 1000, h_flags = 0;
+	int hello = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
+	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	unsigned char src[ETH_ALEN];
+	static unsigned char frame[FRAME_MAX];
+	const char *ifname = NULL;
+	struct sockaddr_ll sll;
+	struct ics_wire_hdr *h;
+	struct ether_header *eh;
+	struct ifreq ifr;
+	size_t frame_len, i;
+	int fd, c, ifindex;
+
+	while ((c = getopt_long(argc, argv, "i:d:s:e:l:b:t:c:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'i': ifname = optarg; break;
+		case 'd': parse_mac("dst", optarg, dst); break;
+		case 's': parse_mac("src", optarg, src); have_src = 1; break;
+		case 'e': ethertype = num("ethertype", optarg, 0xffff); break;
+		case 'l': len = num("len", optarg, FRAME_MAX - 14 - sizeof(*h)); break;
+		case 'b': fill = num("byte", optarg, 0xff); break;
+		case 't': truncate_to = num("truncate", optarg, FRAME_MAX); break;
+		case 'c': count = num("count", optarg, 1000000); break;
+		case 'v': verbose = 1; break;
+		case 'h': usage(stdout); return 0;
+		case O_VERSION: version = num("version", optarg, 0xff); break;
+		case O_TYPE: type = num("type", optarg, 0xff); break;
+		case O_FLAGS: flags = num("flags", optarg, 0xff); break;
+		case O_CHANNEL: channel = num("channel", optarg, 0xff); break;
+		case O_CLUSTER: cluster = num("cluster", optarg, UINT32_MAX); break;
+		case O_SRC_NODE: src_node = num("src-node", optarg, 0xff); break;
+		case O_DST_NODE: dst_node = num("dst-node", optarg, 0xff); break;
+		case O_FRAG_LEN: frag_len = num("frag-len", optarg, 0xffff); break;
+		case O_MSG_ID: msg_id = num("msg-id", optarg, UINT32_MAX); break;
+		case O_MSG_LEN: msg_len = num("msg-len", optarg, UINT32_MAX); break;
+		case O_FRAG_OFF: frag_off = num("frag-off", optarg, UINT32_MAX); break;
+		case O_SEQ: seq = num("seq", optarg, UINT32_MAX); break;
+		case O_ACK: ack = num("ack", optarg, UINT32_MAX); break;
+		case O_CHECK: check = num("check", optarg, UINT32_MAX); break;
+		case O_HELLO: hello = 1; break;
+		case O_H_INC: h_inc = num("hello-incarnation", optarg, UINT32_MAX); break;
+		case O_H_MTU: h_mtu = num("hello-mtu", optarg, UINT32_MAX); have_h_mtu = 1; break;
+		case O_H_MS: h_ms = num("hello-ms", optarg, UINT32_MAX); break;
+		case O_H_FLAGS: h_flags = num("hello-flags", optarg, UINT32_MAX); break;
+		case O_HDR_SIZE: printf("%zu\n", sizeof(struct ics_wire_hdr)); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !ifname) {
+		usage(stderr);
+		return 2;
+	}
+
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0) {
+		fprintf(stderr, "%s: socket(AF_PACKET): %s\n", prog, strerror(errno));
+		return 1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	if (strlen(ifname) >= sizeof(ifr.ifr_name)) {
+		fprintf(stderr, "%s: interface name too long: %s\n", prog, ifname);
+		return 2;
+	}
+	strcpy(ifr.ifr_name, ifname);
+	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, ifname, strerror(errno));
+		return 1;
+	}
+	ifindex = ifr.ifr_ifindex;
+	if (!have_src) {
+		if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+			fprintf(stderr, "%s: %s: SIOCGIFHWADDR: %s\n", prog,
+				ifname, strerror(errno));
+			return 1;
+		}
+		memcpy(src, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+	}
+	if (!have_h_mtu) {
+		if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
+			fprintf(stderr, "%s: %s: SIOCGIFMTU: %s\n", prog,
+				ifname, strerror(errno));
+			return 1;
+		}
+		h_mtu = ifr.ifr_mtu;
+	}
+
+	if (hello) {
+		if (len < 0)
+			len = sizeof(struct ics_wire_hello);
+		if (type < 0)
+			type = ICS_FT_HELLO;
+		if (channel < 0)
+			channel = ICS_CH_CNX;
+	}
+	if (len < 0)
+		len = 0;
+
+	memset(frame, 0, sizeof(frame));
+	eh = (struct ether_header *)frame;
+	memcpy(eh->ether_dhost, dst, ETH_ALEN);
+	memcpy(eh->ether_shost, src, ETH_ALEN);
+	eh->ether_type = htons(ethertype);
+
+	h = (struct ics_wire_hdr *)(frame + sizeof(*eh));
+	h->version = version < 0 ? ICS_WIRE_VERSION : version;
+	h->type = type < 0 ? ICS_FT_DATA : type;
+	h->flags = flags < 0 ? 0 : flags;
+	h->channel = channel < 0 ? ICS_CH_TEST : channel;
+	h->cluster_id = htonl(cluster < 0 ? 0 : cluster);
+	h->src_node = src_node < 0 ? 1 : src_node;
+	h->dst_node = dst_node < 0 ? ICS_NODE_BROADCAST : dst_node;
+	h->frag_len = htons(frag_len < 0 ? len : frag_len);
+	h->msg_id = htonl(msg_id < 0 ? 1 : msg_id);
+	h->msg_len = htonl(msg_len < 0 ? len : msg_len);
+	h->frag_off = htonl(frag_off < 0 ? 0 : frag_off);
+	h->seq = htonl(seq < 0 ? 0 : seq);
+	h->ack = htonl(ack < 0 ? 0 : ack);
+	h->check = htonl(check < 0 ? 0 : check);
+
+	memset(h + 1, fill, len);
+	if (hello) {
+		struct ics_wire_hello hw = {
+			.incarnation = htonl(h_inc),
+			.mtu = htonl(h_mtu),
+			.hello_ms = htonl(h_ms),
+			.flags = htonl(h_flags),
+		};
+
+		memcpy(h + 1, &hw, len < (long long)sizeof(hw) ? (size_t)len : sizeof(hw));
+	}
+
+	frame_len = sizeof(*h) + len;
+	if (truncate_to >= 0 && (size_t)truncate_to < frame_len)
+		frame_len = truncate_to;
+	frame_len += sizeof(*eh);
+
+	if (verbose) {
+		fprintf(stderr, "%s: %zu bytes on %s:", prog, frame_len, ifname);
+		for (i = 0; i < frame_len && i < 128; i++)
+			fprintf(stderr, "%s%02x", i % 16 ? " " : "\n  ", frame[i]);
+		fprintf(stderr, "%s\n", frame_len > 128 ? " ..." : "");
+	}
+
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_ifindex = ifindex;
+	sll.sll_protocol = htons(ethertype);
+	sll.sll_halen = ETH_ALEN;
+	memcpy(sll.sll_addr, dst, ETH_ALEN);
+
+	while (count--) {
+		ssize_t n = sendto(fd, frame, frame_len, 0,
+				   (struct sockaddr *)&sll, sizeof(sll));
+
+		if (n < 0) {
+			fprintf(stderr, "%s: sendto %s: %s\n", prog, ifname,
+				strerror(errno));
+			return 1;
+		}
+		if ((size_t)n != frame_len) {
+			fprintf(stderr, "%s: short send on %s: %zd of %zu\n",
+				prog, ifname, n, frame_len);
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,459 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the ics selftests (sourced, not run).
+#
+# Environment:
+#   ICS_KO     path of ics.ko to insmod (default ../build/$(uname -r)/kmod/ics.ko)
+#   PATH       must hold icstat and icsctl (default: ../user is appended)
+#   KSFT_DIR   tools/testing/selftests of a kernel tree, for ktap_helpers.sh
+#   ICS_TIMEOUT_SCALE  multiply every wait deadline (default 1; TCG: the
+#              harness sets it)
+#
+# Conventions: every test prints KTAP through ktap_helpers.sh, runs its cases
+# through ics_case (pass/fail/skip per case), polls with a deadline instead of
+# sleeping, and leaves through ics_cleanup (trap): netns deleted, init-netns
+# links deleted, module removed.
+
+ICS_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+ICS_LOGICAL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ICS_TOP=$(cd "$ICS_SRC_DIR/.." && pwd -P)
+ICS_TEST=$(basename "$0" .sh)
+
+for _d in "${KSFT_DIR:-}/kselftest" "$ICS_LOGICAL_DIR/../kselftest" \
+	  "$ICS_TOP/build/ksft/tools/testing/selftests/kselftest"; do
+	if [ -r "$_d/ktap_helpers.sh" ]; then
+		# shellcheck source=/dev/null
+		. "$_d/ktap_helpers.sh"
+		break
+	fi
+done
+unset _d
+if ! command -v ktap_print_header >/dev/null; then
+	echo "TAP version 13"
+	echo "1..0 # SKIP ktap_helpers.sh not found (run scripts/ksft-extract.sh or set KSFT_DIR)"
+	exit 4
+fi
+
+ICS_CHANNELS=(BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX)
+ICS_CH_TEST=14
+ICS_CH_CNX=15
+ICS_HELLO_LONG=3600000	# hello_ms that keeps periodic hellos out of a test
+ICS_HIST_LABELS="0 1 2 4 8 16 32 64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m 2m 4m 8m 16m more"
+ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx"
+ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict"
+# Kernel log lines that fail a test run (also used by scripts/vmtest.sh).
+ICS_DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|possible recursive locking|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
+ICS_DMESG_OK='loading out-of-tree module taints kernel|module verification failed|ics-selftest: '
+
+ICS_PFX="ics$$"
+ICS_NS=()		# netns to delete on exit
+ICS_INIT_LINKS=()	# init-netns links to delete on exit
+ICS_TMP=""
+ICS_SCALE=${ICS_TIMEOUT_SCALE:-1}
+ICS_DMESG_MARK=""
+
+info() { echo "# $*"; }
+fail() { echo "# FAIL: $*"; return 1; }
+
+# -------------------------------------------------------------- setup ----
+
+# ics_init [needs...]: KTAP header, prerequisites (skip with a reason when
+# missing), traps, a clean start (no ics module loaded). "needs" may name
+# extra commands: ics_inject, tc, setpriv, bridge.
+ics_init()
+{
+	ktap_print_header
+
+	[ "$(id -u)" = 0 ] || ics_skip_all "must run as root"
+	local c
+	for c in ip python3 insmod rmmod "$@"; do
+		case $c in
+		ics_inject)
+			[ -x "$ICS_SRC_DIR/ics_inject" ] ||
+				ics_skip_all "ics_inject not built (make -C selftests)"
+			;;
+		*)
+			command -v "$c" >/dev/null || ics_skip_all "$c not installed"
+			;;
+		esac
+	done
+
+	: "${ICS_KO:=$ICS_TOP/build/$(uname -r)/kmod/ics.ko}"
+	[ -r "$ICS_KO" ] || ics_skip_all "ics.ko not found: $ICS_KO (make modules, or set ICS_KO)"
+	case ":$PATH:" in
+	*":$ICS_TOP/user:"*) ;;
+	*) PATH=$PATH:$ICS_TOP/user ;;
+	esac
+	export PATH ICS_KO
+	for c in icstat icsctl; do
+		command -v $c >/dev/null || ics_skip_all "$c not in PATH (make -C user)"
+	done
+
+	ICS_TMP=$(mktemp -d /tmp/ics-selftest.XXXXXX)
+	trap ics_cleanup EXIT
+	trap 'exit 143' TERM INT HUP
+
+	if ics_loaded; then
+		info "ics already loaded; removing it first"
+		ics_unload || ics_bail "cannot remove a previously loaded ics module"
+	fi
+	ics_dmesg_mark
+}
+
+ics_skip_all()
+{
+	ktap_skip_all "$*"
+	exit "$KSFT_SKIP"
+}
+
+ics_bail()
+{
+	ktap_exit_fail_msg "$*"
+}
+
+ics_cleanup()
+{
+	local ns l
+	set +e
+	for ns in "${ICS_NS[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	ICS_NS=()
+	for l in "${ICS_INIT_LINKS[@]}"; do
+		ip link del "$l" 2>/dev/null
+	done
+	ICS_INIT_LINKS=()
+	if ics_loaded; then
+		ics_unload || echo "# cleanup: rmmod ics failed" >&2
+	fi
+	[ -n "$ICS_TMP" ] && rm -rf "$ICS_TMP"
+	echo "# $ICS_TEST: ${SECONDS}s"
+}
+
+# ics_case DESCRIPTION CMD [ARGS...]: run one KTAP test case; exit 4 from
+# CMD means skip.
+ics_case()
+{
+	local desc=$1 rc
+	shift
+	# Mark the kernel log, so a warning can be matched to its case.
+	echo "ics-selftest: $ICS_TEST case $KTAP_TESTNO: $desc" > /dev/kmsg 2>/dev/null
+	"$@"
+	rc=$?
+	if [ $rc = 0 ]; then
+		ktap_test_pass "$desc"
+	elif [ $rc = "$KSFT_SKIP" ]; then
+		ktap_test_skip "$desc"
+	else
+		ktap_test_fail "$desc"
+	fi
+	return $rc
+}
+
+# Table-driven tests: case_add DESCRIPTION CMD [ARGS...] adds a KTAP case,
+# step_add CMD [ARGS...] a setup step between cases (bail out on failure);
+# cases_run sets the plan from the table, runs it and finishes.
+ICS_CASE_DESC=()
+ICS_CASE_CMD=()
+case_add()
+{
+	ICS_CASE_DESC+=("$1")
+	shift
+	ICS_CASE_CMD+=("$(printf '%q ' "$@")")
+}
+
+step_add()
+{
+	ICS_CASE_DESC+=("")
+	ICS_CASE_CMD+=("$(printf '%q ' "$@")")
+}
+
+cases_run()
+{
+	local i n=0
+	for i in "${!ICS_CASE_DESC[@]}"; do
+		[ -n "${ICS_CASE_DESC[$i]}" ] && n=$((n + 1))
+	done
+	ktap_set_plan $n
+	for i in "${!ICS_CASE_DESC[@]}"; do
+		if [ -z "${ICS_CASE_DESC[$i]}" ]; then
+			eval "${ICS_CASE_CMD[$i]}" || ics_bail "setup step failed: ${ICS_CASE_CMD[$i]}"
+		else
+			ics_case "${ICS_CASE_DESC[$i]}" eval "${ICS_CASE_CMD[$i]}"
+		fi
+	done
+	ktap_finished
+}
+
+# Deadline in seconds, scaled for slow (TCG) guests.
+ics_deadline() { echo $((SECONDS + $1 * ICS_SCALE)); }
+
+# ----------------------------------------------------------- module -----
+
+ics_loaded() { grep -q '^ics ' /proc/modules; }
+
+ics_load()
+{
+	local out
+	if ! out=$(insmod "$ICS_KO" "$@" 2>&1); then
+		echo "# insmod $ICS_KO $*: $out"
+		return 1
+	fi
+	ics_loaded || fail "insmod $* succeeded but ics is not in /proc/modules"
+}
+
+# rmmod, retrying while namespaces are still being torn down.
+ics_unload()
+{
+	local deadline out
+	deadline=$(ics_deadline 30)
+	while ics_loaded; do
+		out=$(rmmod ics 2>&1) && break
+		if [ $SECONDS -ge "$deadline" ]; then
+			echo "# rmmod ics: $out"
+			return 1
+		fi
+		sleep 0.1
+	done
+	! ics_loaded || fail "ics still loaded after rmmod"
+}
+
+# ---------------------------------------------------------- netns --------
+
+ns_add()	# NAME
+{
+	ip netns add "$1" || return 1
+	ICS_NS+=("$1")
+	ip -n "$1" link set lo up
+}
+
+ns_del()	# NAME
+{
+	local ns i keep=()
+	ip netns del "$1" || return 1
+	for ns in "${ICS_NS[@]}"; do
+		[ "$ns" = "$1" ] || keep+=("$ns")
+	done
+	ICS_NS=("${keep[@]}")
+}
+
+# in_ns NS CMD...: run CMD in netns NS ("" = the init netns).
+in_ns()
+{
+	local ns=$1
+	shift
+	if [ -z "$ns" ]; then
+		"$@"
+	else
+		ip netns exec "$ns" "$@"
+	fi
+}
+
+# veth_add NS1 DEV1 MAC1 NS2 DEV2 MAC2 [MTU]: a veth pair between two netns,
+# up, with fixed MACs.
+veth_add()
+{
+	local ns1=$1 d1=$2 m1=$3 ns2=$4 d2=$5 m2=$6 mtu=${7:-1500}
+	ip -n "$ns1" link add "$d1" address "$m1" mtu "$mtu" type veth \
+		peer name "$d2" address "$m2" mtu "$mtu" netns "$ns2" || return 1
+	ip -n "$ns1" link set "$d1" up && ip -n "$ns2" link set "$d2" up
+}
+
+mac_of() { ip -n "$1" -j link show dev "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
+
+# ------------------------------------------------------ ics commands ------
+
+ics_bind()	# NS DEV NODE [CLUSTER]
+{
+	local out
+	out=$(in_ns "$1" icsctl bind dev "$2" node "$3" ${4:+cluster "$4"} 2>&1) ||
+		fail "bind $2 node $3 in $1: $out"
+}
+
+ch_id()		# NAME -> id
+{
+	local i
+	for i in "${!ICS_CHANNELS[@]}"; do
+		[ "${ICS_CHANNELS[$i]}" = "$1" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
+# ics_send NS SRCNODE DSTNODE CHANNEL SIZE COUNT: generator traffic; each
+# successful send is logged for the model checks (ics_model check).
+ics_send()
+{
+	local ns=$1 src=$2 dst=$3 ch=$4 size=$5 count=$6 out
+	out=$(in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" 2>&1) ||
+		{ fail "node $src: icsctl send node $dst channel $ch size $size count $count: $out"; return 1; }
+	echo "$src $dst $(ch_id "$ch") $size $count" >> "$ICS_TMP/sends"
+}
+
+# ------------------------------------------------------------ JSON -------
+
+# jget EXPR: evaluate a Python expression over the JSON on stdin (as "j");
+# dicts/lists/booleans are printed as JSON, numbers and strings plainly.
+jget()
+{
+	python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+try:
+    v = eval(sys.argv[1])
+except (KeyError, IndexError, TypeError, StopIteration):
+    print("none"); sys.exit(0)
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)
+' "$1"
+}
+
+show_get()	# NS KEY
+{
+	in_ns "$1" icstat -j show | jget "j[\"$2\"]"
+}
+
+stat_get()	# NS KEY
+{
+	in_ns "$1" icstat -j show | jget "j[\"stats\"][\"$2\"]"
+}
+
+# chan_get NS CHANNEL FIELD...: e.g. chan_get A TEST rx msgs
+chan_get()
+{
+	local ns=$1 id expr f
+	id=$(ch_id "$2") || { echo none; return 1; }
+	shift 2
+	expr="j[\"channels\"][$id]"
+	for f in "$@"; do
+		expr="$expr[\"$f\"]"
+	done
+	in_ns "$ns" icstat -j channels | jget "$expr"
+}
+
+node_get()	# NS NODE KEY
+{
+	in_ns "$1" icstat -j nodes |
+		jget "next(n for n in j[\"nodes\"] if n[\"node_id\"] == $2)[\"$3\"]"
+}
+
+# ------------------------------------------------------------ waits ------
+
+# wait_eq SECONDS EXPECTED WHAT CMD...: poll CMD's output until it equals
+# EXPECTED; on timeout say what was seen.
+wait_eq()
+{
+	local secs=$1 want=$2 what=$3 deadline got
+	shift 3
+	deadline=$(ics_deadline "$secs")
+	while :; do
+		got=$("$@" 2>&1)
+		[ "$got" = "$want" ] && return 0
+		if [ $SECONDS -ge "$deadline" ]; then
+			fail "$what: expected $want, got '$got' after $((secs * ICS_SCALE))s"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+wait_reachable()	# NS NODE
+{
+	ics_model wait "$1" nodes "next(n for n in j['nodes'] if n['node_id'] == $2)['reachable']" \
+		true 30 "node $2 reachable in ${1:-init netns}"
+}
+
+# ------------------------------------------------------- assertions ------
+
+assert_eq()	# WHAT EXPECTED ACTUAL
+{
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+# expect_err RC LINE-REGEX CMD...: CMD must exit RC and print exactly one
+# line on stderr, matching the extended regex LINE-REGEX in full.
+expect_err()
+{
+	local want_rc=$1 re=$2 rc n
+	shift 2
+	"$@" >"$ICS_TMP/out" 2>"$ICS_TMP/err"
+	rc=$?
+	n=$(wc -l < "$ICS_TMP/err")
+	if [ "$rc" != "$want_rc" ] || [ "$n" != 1 ] || ! grep -Eqx -- "$re" "$ICS_TMP/err"; then
+		fail "'$*': want exit $want_rc and one stderr line matching /$re/; got exit $rc, $n stderr line(s):"
+		sed 's/^/#   stderr: /' "$ICS_TMP/err" | head -n 5
+		sed 's/^/#   stdout: /' "$ICS_TMP/out" | head -n 5
+		return 1
+	fi
+}
+
+# ---------------------------------------------------------- kernel log ----
+
+ics_dmesg_mark()
+{
+	ICS_DMESG_MARK="ics-selftest: $ICS_TEST start $$.$RANDOM"
+	echo "$ICS_DMESG_MARK" > /dev/kmsg
+}
+
+# Kernel log since this test started.
+ics_dmesg()
+{
+	dmesg | awk -v m="$ICS_DMESG_MARK" 'seen { print } index($0, m) { seen = 1 }'
+}
+
+# No warnings, bugs or lockdep reports in the kernel log since the start.
+ics_dmesg_clean()
+{
+	local bad
+	bad=$(ics_dmesg | grep -E "$ICS_DMESG_BAD" | grep -Ev "$ICS_DMESG_OK")
+	if [ -n "$bad" ]; then
+		fail "kernel log has warnings since the test started:"
+		echo "$bad" | head -n 20 | sed 's/^/#   /'
+		ics_dmesg | grep -E -A 30 "$ICS_DMESG_BAD" | head -n 60 | sed 's/^/#   /'
+		return 1
+	fi
+}
+
+# Final case of every test: delete the namespaces, remove the module, and
+# check the kernel log.
+ics_teardown_check()
+{
+	local ns ok=0
+	for ns in "${ICS_NS[@]}"; do
+		ns_del "$ns" || ok=1
+	done
+	ics_unload || ok=1
+	ics_dmesg_clean || ok=1
+	return $ok
+}
+
+# ------------------------------------------------------- model checks -----
+
+# ics_model.py (see its help): snapshots, polling and exact model checks in
+# one Python process each, since Python starts slowly in a TCG guest.
+ics_model() { python3 "$ICS_SRC_DIR/ics_model.py" "$@"; }
+
+ics_snap() { ics_model snap "$1" "$2"; }	# NS FILE
+
+ICS_RX_GEN='sum(c["rx_pattern_ok"] + c["rx_pattern_bad"] for c in j["channels"])'
+
+# Generator messages received by an instance: sum over all channels of
+# rx_pattern_ok + rx_pattern_bad.
+rx_pattern_total()	# NS
+{
+	in_ns "$1" icstat -j channels | jget "$ICS_RX_GEN"
+}
+
+# ics_wait_rx NS NODE COUNT SECONDS: poll until NODE has received COUNT
+# generator messages.
+ics_wait_rx()
+{
+	ics_model wait "$1" channels "$ICS_RX_GEN" "$3" "$4" "node $2: generator messages received" && return 0
+	info "non-zero stats of node $2: $(in_ns "$1" icstat -j show |
+		jget '" ".join("%s=%d" % kv for kv in j["stats"].items() if kv[1])')"
+	return 1
+}
+
+# Expected generator messages received by NODE, from the sends log.
+sends_to()
+{
+	awk -v n="$1" '$1 != "MARK" && $2 == n { s += $5 } END { print s + 0 }' "$ICS_TMP/sends"
+}

@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# netlink.sh - the generic netlink family "ics" seen by clients other than
+# icstat: the kernel's YNL CLI (tools/net/ynl/cli.py driven by
+# Documentation/netlink/specs/ics.yaml) must read exactly what icstat -j
+# reports, and malformed requests from a raw netlink socket must fail with
+# an error and change nothing.
+#
+#   netns ics$$-a                       netns ics$$-b
+#   +----------------------+            +----------------------+
+#   | ics node 1   veth0   +----veth----+   veth0   ics node 2 |
+#   +----------------------+            +----------------------+
+#   node 1 sends a mix on several channels; both are read three ways.
+
+. "$(dirname "$0")/lib.sh"
+
+NS_A=$ICS_PFX-a
+NS_B=$ICS_PFX-b
+: "${ICS_YNL_DIR:=$ICS_TOP/build/ksft/tools/net/ynl}"
+SPEC=$ICS_TOP/Documentation/netlink/specs/ics.yaml
+SCHEMA=$ICS_YNL_DIR/../../../Documentation/netlink/genetlink.yaml
+
+ics_init
+[ -r "$ICS_YNL_DIR/cli.py" ] || ics_skip_all "YNL cli.py not found in $ICS_YNL_DIR (scripts/ksft-extract.sh)"
+ktap_set_plan 6
+
+ynl() { in_ns "$1" python3 "$ICS_YNL_DIR/cli.py" --spec "$SPEC" --no-schema --output-json "${@:2}"; }
+
+setup()
+{
+	ics_load hello_ms=$ICS_HELLO_LONG || return 1
+	ns_add "$NS_A" && ns_add "$NS_B" || return 1
+	veth_add "$NS_A" veth0 02:00:00:00:00:01 "$NS_B" veth0 02:00:00:00:00:02 || return 1
+	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1 || return 1
+	: > "$ICS_TMP/sends"
+	ics_send "$NS_A" 1 2 CFS 300 7 && ics_send "$NS_A" 1 2 DRD 70000 2 &&
+		ics_send "$NS_A" 1 2 DLM 0 3 && ics_send "$NS_B" 2 1 KCH 4096 5 || return 1
+	ics_wait_rx "$NS_B" 2 12 60 && ics_wait_rx "$NS_A" 1 5 60
+}
+
+schema_valid()
+{
+	in_ns "$NS_A" python3 "$ICS_YNL_DIR/cli.py" --spec "$SPEC" --schema "$SCHEMA" \
+		--list-ops >/dev/null
+}
+
+# compare NS: cli.py dumps and doit vs icstat -j, field by field.
+compare()
+{
+	local ns=$1
+	ynl "$ns" --dump get-channels > "$ICS_TMP/y-chan" &&
+	ynl "$ns" --dump get-nodes > "$ICS_TMP/y-nodes" &&
+	ynl "$ns" --do get-instance > "$ICS_TMP/y-inst" &&
+	in_ns "$ns" icstat -j chanhisttot > "$ICS_TMP/i-chan" &&
+	in_ns "$ns" icstat -j nodes > "$ICS_TMP/i-nodes" &&
+	in_ns "$ns" icstat -j show > "$ICS_TMP/i-show" || { fail "a reader failed"; return 1; }
+	python3 - "$ICS_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+L = lambda n: json.load(open(f"{d}/{n}"))
+yc, yn, yi = L("y-chan"), L("y-nodes"), L("y-inst")
+ic, inn, ish = L("i-chan"), L("i-nodes"), L("i-show")
+errs = []
+def eq(what, a, b):
+    if a != b:
+        errs.append(f"{what}: ynl {a!r} != icstat {b!r}")
+yc = [m["channel"] for m in yc]
+eq("channel count", len(yc), 16)
+for y, i in zip(yc, ic["channels"]):
+    n = i["name"]
+    eq(f"{n} id", y["id"], i["id"])
+    eq(f"{n} name", y["name"], n)
+    eq(f"{n} handler", bool(y["handler"]), i["handler"])
+    for k in ("rx-unclaimed", "rx-pattern-ok", "rx-pattern-bad"):
+        eq(f"{n} {k}", y[k], i[k.replace("-", "_")])
+    for dr in ("tx", "rx"):
+        eq(f"{n} {dr} msgs", y[dr]["msgs"], i[dr]["msgs"])
+        eq(f"{n} {dr} bytes", y[dr]["bytes"], i[dr]["bytes"])
+        eq(f"{n} {dr} hist", y[dr]["hist"], i[dr]["hist"])
+yn = {m["node"]["id"]: m["node"] for m in yn}
+inn = {n["node_id"]: n for n in inn["nodes"]}
+eq("node ids", sorted(yn), sorted(inn))
+for k in yn:
+    for f in ("tx-msgs", "tx-bytes", "rx-msgs", "rx-bytes"):
+        eq(f"node {k} {f}", yn[k][f], inn[k][f.replace("-", "_")])
+    eq(f"node {k} reachable", bool(yn[k]["reachable"]), inn[k]["reachable"])
+eq("state", yi["state"], ish["state"])
+for y, i in (("node-id", "node_id"), ("cluster-id", "cluster_id"), ("ifname", "ifname"),
+             ("mtu", "mtu"), ("msg-max", "msg_max"), ("hello-ms", "hello_ms")):
+    eq(y, yi[y], ish[i])
+for k, v in yi["stats"].items():
+    eq(f"stat {k}", v, ish["stats"][k.replace("-", "_")])
+eq("stat count", len(yi["stats"]), len(ish["stats"]))
+tx = sum(c["tx"]["msgs"] for c in ic["channels"])
+if tx == 0:
+    errs.append("no traffic counted: the comparison proves nothing")
+for e in errs[:30]:
+    print("# FAIL: " + e)
+sys.exit(1 if errs else 0)
+PY
+}
+
+# Raw requests the tools would never send. Each must fail with the listed
+# errno, and the instance of a fresh netns must stay unused.
+malformed()
+{
+	local ns=$ICS_PFX-m
+	ns_add "$ns" || return 1
+	ip -n "$ns" link add m0 type veth peer name m1 && ip -n "$ns" link set m0 up || return 1
+	in_ns "$ns" python3 - <<'PY' || return 1
+import errno, socket, struct, sys
+
+NETLINK_GENERIC, SOL_NETLINK, NETLINK_EXT_ACK = 16, 270, 11
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+s.bind((0, 0))
+s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+seq = 0
+
+def nla(t, p):
+    n = 4 + len(p)
+    return struct.pack("HH", n, t) + p + b"\0" * (-n % 4)
+
+def request(fam, cmd, attrs=b"", flags=NLM_F_REQUEST | NLM_F_ACK, ver=1, resv=0, raw=None):
+    global seq
+    seq += 1
+    body = raw if raw is not None else struct.pack("BBH", cmd, ver, resv) + attrs
+    s.send(struct.pack("IHHII", 16 + len(body), fam, flags, seq, 0) + body)
+    while True:
+        buf = s.recv(65536)
+        off = 0
+        while off < len(buf):
+            ln, typ = struct.unpack_from("IH", buf, off)
+            if typ == 2:  # NLMSG_ERROR
+                return -struct.unpack_from("i", buf, off + 16)[0], buf[off + 16:off + ln]
+            if typ == 3:  # NLMSG_DONE
+                return 0, b""
+            if typ == fam or fam == 0x10:
+                reply = buf[off + 20:off + ln]
+                if fam == 0x10:
+                    return 0, reply
+            off += (ln + 3) & ~3
+
+# Resolve the family through the controller.
+rc, reply = request(0x10, 3, nla(2, b"ics\0"), flags=NLM_F_REQUEST)
+assert rc == 0, f"CTRL_CMD_GETFAMILY ics: {rc}"
+off, fam = 0, None
+while off < len(reply):
+    ln, t = struct.unpack_from("HH", reply, off)
+    if t == 1:
+        fam = struct.unpack_from("H", reply, off + 4)[0]
+    off += (ln + 3) & ~3
+assert fam, "no family id"
+
+BIND, GET_INSTANCE, SEND_TEST = 2, 1, 7
+A_STATE, A_IFNAME, A_NODE_ID = 2, 4, 6
+u32 = lambda v: struct.pack("I", v)
+cases = [
+    ("reply-only attribute in a request", BIND, nla(A_STATE, b"\1") + nla(A_IFNAME, b"m0\0") + nla(A_NODE_ID, u32(1)), {}, errno.EINVAL),
+    ("attribute type beyond the policy", BIND, nla(200, u32(1)) + nla(A_IFNAME, b"m0\0") + nla(A_NODE_ID, u32(1)), {}, errno.EINVAL),
+    ("node id of 1 byte", BIND, nla(A_IFNAME, b"m0\0") + nla(A_NODE_ID, b"\1"), {}, errno.EINVAL),
+    ("ifname without its NUL", BIND, nla(A_IFNAME, b"m0") + nla(A_NODE_ID, u32(1)), {}, errno.EINVAL),
+    ("ifname longer than IFNAMSIZ", BIND, nla(A_IFNAME, b"x" * 40 + b"\0") + nla(A_NODE_ID, u32(1)), {}, errno.EINVAL),
+    ("attribute length past the message", BIND, struct.pack("HH", 64, A_NODE_ID) + u32(1), {}, errno.EINVAL),
+    ("no node id", BIND, nla(A_IFNAME, b"m0\0"), {}, errno.EINVAL),
+    ("both ifname and ifindex", BIND, nla(3, u32(1)) + nla(A_IFNAME, b"m0\0") + nla(A_NODE_ID, u32(1)), {}, errno.EINVAL),
+    ("node id 65", BIND, nla(A_IFNAME, b"m0\0") + nla(A_NODE_ID, u32(65)), {}, errno.EINVAL),
+    ("non-zero genl reserved field", GET_INSTANCE, b"", {"resv": 1}, errno.EINVAL),
+    ("unknown command", 99, b"", {}, errno.EOPNOTSUPP),
+    ("send-test without attributes", SEND_TEST, b"", {}, errno.EINVAL),
+    ("genl header cut short", None, b"", {"raw": b"\x02\x01"}, errno.EINVAL),
+]
+bad = 0
+for name, cmd, attrs, kw, want in cases:
+    rc, _ = request(fam, cmd or 0, attrs, **kw)
+    ok = rc == want
+    bad += not ok
+    print(f"#   {name}: {errno.errorcode.get(rc, rc)} ({'ok' if ok else 'want ' + errno.errorcode[want]})")
+sys.exit(1 if bad else 0)
+PY
+	assert_eq "state after malformed requests" unused \
+		"$(in_ns "$ns" icsctl show -j | jget 'j["state"]')"
+}
+
+setup || ics_bail "setup failed"
+ics_case "the YNL spec validates against the kernel's genetlink schema" schema_valid
+ics_case "node 1: YNL reads exactly what icstat -j reports" compare "$NS_A"
+ics_case "node 2: YNL reads exactly what icstat -j reports" compare "$NS_B"
+ics_case "malformed requests fail with their errno and change nothing" malformed
+ics_case "no frame was dropped as malformed on either member" bash -c \
+	"[ \"\$(ip netns exec $NS_A icstat -j show | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print(sum(v for k,v in s.items() if k.startswith(\"rx_bad\")))')\" = 0 ]"
+ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+ktap_finished
