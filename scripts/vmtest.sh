@@ -75,12 +75,14 @@ for kver in "${kvers[@]}"; do
 		echo "vmtest: /boot/vmlinuz-$kver missing" >&2
 		summary+=("$kver: no kernel image: FAIL")
 		bad=1
+		total_fail=$((total_fail + 1))
 		continue
 	fi
 	if [ ! -r "$ko" ] && [ "${VMTEST_ALLOW_MISSING_KO:-0}" != 1 ]; then
 		echo "vmtest: $ko missing (make modules)" >&2
 		summary+=("$kver: no ics.ko: FAIL")
 		bad=1
+		total_fail=$((total_fail + 1))
 		continue
 	fi
 	missing_ko=0
@@ -162,6 +164,8 @@ if hits and nfail == 0:
     nfail += 1
 if not ktap:
     problems.append("no KTAP output")
+if not done or not any(l.startswith("ICS-VMTEST-END") for l in done):
+    nfail += 1      # the unfinished run counts as one failure
 print("COUNTS %d %d %d" % (npass, nfail, nskip))
 for p in problems:
     print("PROBLEM " + p)
