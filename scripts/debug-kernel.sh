@@ -7,7 +7,7 @@
 # outside the tree (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug);
 # prints the tree's path. Takes ~20 min on 2 cores the first time.
 set -euo pipefail
-rev=1
+rev=2
 tree=${ICS_DEBUG_KERNEL:-/var/cache/ics/linux-debug}
 if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
 	echo "$tree"
@@ -28,7 +28,7 @@ vng --kconfig >/dev/null
 	-e REFCOUNT_FULL -e DEBUG_LIST -e UBSAN -e UBSAN_BOUNDS \
 	-e MODULES -e MODULE_UNLOAD \
 	-e NET -e INET -e PACKET -e NET_NS -e VETH -e BRIDGE -e NET_SCH_NETEM \
-	-e NET_SCHED -e UNIX -e TMPFS \
+	-e NET_SCHED -e UNIX -e TMPFS -e CRYPTO_CRC32C -e LIBCRC32C \
 	-d DEBUG_INFO_BTF -d DEBUG_INFO -d DEBUG_INFO_DWARF5 -e DEBUG_INFO_NONE
 make olddefconfig >/dev/null
 make -j"$(nproc)" bzImage modules >build.log 2>&1 || { tail -40 build.log >&2; exit 1; }

@@ -13,6 +13,8 @@
 #   VMTEST_ALLOW_MISSING_KO=1  boot even without build/KVER/kmod/ics.ko
 #                          (the tests then skip; still reported as failure)
 #   ICS_TIMEOUT_SCALE      wait-deadline multiplier inside the guest (default 3)
+#   VMTEST_OUT             results directory (default build/vmtest); give
+#                          concurrent runs different ones
 #
 # The module (build/KVER/kmod/ics.ko, and build/KVER/selftests/*/*.ko) and
 # the tools (user/icstat, user/icsctl) are copied to build/vmtest/KVER/stage
@@ -31,7 +33,7 @@ tests=()
 while getopts "t:h" opt; do
 	case $opt in
 	t) tests+=("$OPTARG") ;;
-	h) sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	h) awk 'NR > 3 && !/^#/ { exit } NR > 3 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -68,7 +70,7 @@ total_pass=0 total_fail=0 total_skip=0 bad=0
 summary=()
 
 for kver in "${kvers[@]}"; do
-	res=$root/build/vmtest/$kver
+	res=$(realpath -m "${VMTEST_OUT:-$root/build/vmtest}")/$kver
 	ko=$root/build/$kver/kmod/ics.ko
 	echo "=== $kver ==="
 	if [ ! -e "/boot/vmlinuz-$kver" ]; then
