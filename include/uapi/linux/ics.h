@@ -30,6 +30,9 @@
  *     ICS_A_MTU: u32, the NIC's MTU now /
  *     ICS_A_MSG_MAX: u32, largest message (ICS_MSG_MAX)
  *     ICS_A_HELLO_MS: u32, hello interval in ms
+ *     ICS_A_LINK_TIMEOUT_MS: u32, a link that makes no progress this long
+ *       fails its messages (ETIMEDOUT)
+ *     ICS_A_LINK_WINDOW: u32, most frames in flight per link
  *     ICS_A_RESET_AGE_MS: u64, ms since load or the last reset
  *     ICS_A_STATS: nest
  *       ICS_STAT_*: u64, one attribute per instance counter
@@ -64,6 +67,7 @@
  *       ICS_CHAN_A_RX_UNCLAIMED: u64, received with no handler, freed
  *       ICS_CHAN_A_RX_PATTERN_OK: u64, test-pattern messages that verified
  *       ICS_CHAN_A_RX_PATTERN_BAD: u64, test-pattern messages that did not
+ *       ICS_CHAN_A_PRIO: u8, send priority (0 first)
  *   The dump is interrupted (NLM_F_DUMP_INTR) if a reset, bind or unbind
  *   happened while it ran.
  *
@@ -76,24 +80,46 @@
  *       ICS_NODE_A_LAST_HEARD_MS: u64, ms since its last frame, when reachable
  *       ICS_NODE_A_TX_MSGS, ICS_NODE_A_TX_BYTES: u64, sent to it
  *       ICS_NODE_A_RX_MSGS, ICS_NODE_A_RX_BYTES: u64, received from it
+ *       ICS_NODE_A_TX_TESTHASH, ICS_NODE_A_RX_TESTHASH: nest of 16 u32
+ *         (type = channel + 1): a hash chained over every test-pattern
+ *         message sent to / delivered from the node on that channel, in
+ *         order (msg id, length, content verdict). Equal hashes on sender
+ *         and receiver mean nothing was lost, duplicated or reordered.
  *   Node counters count data messages; ics's own hellos count only in the
  *   CNX channel and in ICS_STAT_HELLO_TX/RX.
  *
  * ICS_CMD_SEND_TEST (doit, admin)
  *   The in-kernel traffic generator: send COUNT messages of SIZE bytes to a
  *   node on a channel, each filled with a test pattern the receiver checks
- *   (ICS_CHAN_A_RX_PATTERN_OK/BAD). Returns when all were handed to the NIC,
- *   on the first error, or when the caller gets a fatal signal.
+ *   (ICS_CHAN_A_RX_PATTERN_OK/BAD). Messages are queued on the link like any
+ *   kernel sender's; a full queue blocks for up to TIMEOUT_MS per message.
  *   Request:
  *     ICS_A_NODE_ID: u32
  *     ICS_A_TEST_CHANNEL: u32, an enum ics_channel
- *     ICS_A_TEST_SIZE: u32, 0..ICS_MSG_MAX
+ *     ICS_A_TEST_SIZE: u32, 0..ICS_MSG_MAX (the largest, with MIXED)
  *     ICS_A_TEST_COUNT: u32, >= 1
- *   Reply: ICS_A_TEST_SENT: u32, messages sent
+ *     ICS_A_TEST_FLAGS: u32, ICS_TEST_F_*, optional
+ *     ICS_A_TEST_TIMEOUT_MS: u32, optional, default 10000
+ *   Reply:
+ *     ICS_A_TEST_SENT: u32, messages queued
+ *     ICS_A_TEST_DONE: u32, of those, acknowledged (WAIT or PING)
+ *     ICS_A_TEST_FAILED: u32, of those, failed (WAIT or PING)
+ *     ICS_A_TEST_ERROR: u32, errno of the first failure, 0 if none
+ *     ICS_A_TEST_RTT: nest, with PING
  *   Errors: ENOTCONN (not bound), EINVAL (node id or channel out of range,
- *   count 0, sending to our own node id), EHOSTUNREACH (node never heard
- *   from), EMSGSIZE (size > ICS_MSG_MAX), ENETDOWN (NIC unbound meanwhile),
- *   ENOBUFS (the NIC dropped a frame), EINTR (signal).
+ *   count 0, unknown flags, sending to our own node id), EHOSTUNREACH (node
+ *   never heard from), EMSGSIZE (size > ICS_MSG_MAX), EAGAIN (queue full,
+ *   with NONBLOCK and nothing queued), ETIMEDOUT (queue stayed full),
+ *   EINTR (signal). Once one message is queued the reply is a success that
+ *   reports the counts and the first error.
+ *
+ * ICS_CMD_GET_LINKS (dump)
+ *   One message per known peer: ICS_A_LINK: nest of enum ics_link_attr.
+ *
+ * ICS_CMD_SET_CHANNEL (doit, admin)
+ *   Request: ICS_A_CHANNEL: nest { ICS_CHAN_A_ID: u32, ICS_CHAN_A_PRIO: u8 }
+ *   Errors: EINVAL (channel or priority out of range). The priority holds
+ *   for this netns's instance until the module is unloaded.
  *
  * Wire format
  * ===========
@@ -102,11 +128,14 @@
  * IEEE 802 "local experimental ethertype 1") followed by struct ics_wire_hdr
  * (all fields big-endian) and frag_len bytes of payload. A message of
  * msg_len bytes (0..ICS_MSG_MAX) is cut into fragments of at most
- * MTU - sizeof(struct ics_wire_hdr) bytes; every fragment carries msg_id,
- * msg_len and its own frag_off, so the receiver can reassemble in any order.
- * A receiver drops and counts (ICS_STAT_RX_BAD_*) every frame whose version,
- * cluster id, node ids, channel, type, lengths or fragment fields do not
- * hold; nothing from the wire is trusted.
+ * link MTU - sizeof(struct ics_wire_hdr) bytes; every fragment carries msg_id,
+ * msg_len and its own frag_off. Fragments travel as numbered DATA frames on
+ * the link from sender to receiver, which acknowledges them (cumulatively,
+ * and selectively with ICS_FT_ACK) and delivers them once, in order;
+ * Documentation/wire-format.rst describes the protocol. A receiver drops and
+ * counts (ICS_STAT_RX_BAD_*) every frame whose checksum, version, cluster
+ * id, node ids, channel, type, lengths or fragment fields do not hold;
+ * nothing from the wire is trusted.
  */
 #ifndef _UAPI_LINUX_ICS_H
 #define _UAPI_LINUX_ICS_H
@@ -117,7 +146,7 @@
 #define ICS_GENL_VERSION	1
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	1
+#define ICS_WIRE_VERSION	2
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -126,7 +155,7 @@
 
 /*
  * Channels. The ids are part of the wire format and never change.
- * CNX carries membership (hello frames today).
+ * CNX carries membership (hello frames today) and link acknowledgements.
  */
 enum ics_channel {
 	ICS_CH_BOOT,
@@ -147,6 +176,20 @@ enum ics_channel {
 	ICS_CH_CNX,
 	ICS_CHANNELS
 };
+
+/*
+ * Send priority of a channel: 0 is served first, ICS_PRIO_LEVELS - 1 last.
+ * Defaults (ICS_CHANNEL_PRIOS, in channel order), changeable per instance
+ * with ICS_CMD_SET_CHANNEL:
+ *   0  CNX PRI0            membership, urgent kernel messages
+ *   1  DLM                 lock manager
+ *   2  PRI1
+ *   3  KCH CLSM BOOT KEVM CLUA
+ *   4  NET CFSR RBLD TEST
+ *   5  CFS DRD TUNL        bulk transfers
+ */
+#define ICS_PRIO_LEVELS		8
+#define ICS_CHANNEL_PRIOS { 3, 0, 2, 5, 4, 3, 5, 5, 3, 3, 4, 4, 3, 1, 4, 0 }
 
 #define ICS_CHANNEL_NAMES { \
 	"BOOT", "PRI0", "PRI1", "CFS", "NET", "CLSM", "DRD", "TUNL", \
@@ -177,7 +220,17 @@ static inline unsigned int ics_hist_row(__u32 n)
 	return r < ICS_HIST_ROW_MORE ? r : ICS_HIST_ROW_MORE;
 }
 
-/* Frame header on the wire (36 bytes); multi-byte fields are big-endian. */
+/*
+ * Frame header on the wire (48 bytes); multi-byte fields are big-endian.
+ *
+ * Every unicast frame belongs to the link between src_node and dst_node.
+ * DATA frames are numbered: seq counts frames from 1 within the sender's
+ * session sess (a random non-zero id the sender picks whenever it starts its
+ * side of the link afresh). Any frame may carry an acknowledgement: ack_sess
+ * names the receiver's own session and ack the highest seq of it received in
+ * order; ack_sess 0 means "no acknowledgement". check is the CRC32C
+ * (Castagnoli) of the header, with check 0, and the frag_len payload bytes.
+ */
 struct ics_wire_hdr {
 	__u8	version;	/* ICS_WIRE_VERSION */
 	__u8	type;		/* enum ics_frame_type */
@@ -187,22 +240,43 @@ struct ics_wire_hdr {
 	__u8	src_node;	/* 1..ICS_MAX_NODES */
 	__u8	dst_node;	/* 1..ICS_MAX_NODES or ICS_NODE_BROADCAST */
 	__be16	frag_len;	/* payload bytes in this frame */
+	__be32	sess;		/* DATA: sender's session; RESET: the refused one */
+	__be32	seq;		/* DATA: frame number in sess, from 1 */
+	__be32	ack_sess;	/* receiver's session acknowledged, 0 = none */
+	__be32	ack;		/* highest seq of ack_sess received in order */
 	__be32	msg_id;		/* per sender and destination, +1 per message */
 	__be32	msg_len;	/* whole message, 0..ICS_MSG_MAX */
 	__be32	frag_off;	/* offset of this payload in the message */
-	__be32	seq;		/* reserved for reliable delivery: send 0 */
-	__be32	ack;		/* reserved for reliable delivery: send 0 */
-	__be32	check;		/* reserved for an integrity check: send 0 */
+	__be32	reserved;	/* send 0, ignore */
+	__be32	check;		/* CRC32C of header (check = 0) and payload */
 };
 
 enum ics_frame_type {
-	ICS_FT_DATA = 1,	/* a message, or a fragment of one */
+	ICS_FT_DATA = 1,	/* a message, or a fragment of one; numbered */
 	ICS_FT_HELLO = 2,	/* struct ics_wire_hello on channel CNX */
+	ICS_FT_ACK = 3,		/* struct ics_wire_ack on channel CNX */
+	ICS_FT_RESET = 4,	/* "I have no state for your session sess" */
 };
 
 /* Flags. Unknown flags make a receiver drop the frame (ICS_STAT_RX_BAD_TYPE). */
 #define ICS_WF_TESTPAT	0x01	/* payload is the generator's test pattern */
-#define ICS_WF_ALL	ICS_WF_TESTPAT
+#define ICS_WF_PING	0x02	/* answer with the same message, ICS_WF_PONG */
+#define ICS_WF_PONG	0x04	/* the answer to an ICS_WF_PING message */
+#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG)
+
+/*
+ * Payload of an ICS_FT_ACK frame: a cumulative ack is in the header; sack
+ * bit i (bit i % 8 of byte i / 8) set means seq ack + 2 + i was received.
+ * Sent when data arrives out of order or twice, and when a delayed
+ * acknowledgement is due with no data frame to carry it.
+ */
+#define ICS_SACK_BITS	512
+struct ics_wire_ack {
+	__be16	window;		/* frames the receiver accepts past ack */
+	__be16	sack_bits;	/* valid bits in sack, 0..ICS_SACK_BITS */
+	__be32	reserved;
+	__u8	sack[ICS_SACK_BITS / 8];
+};
 
 /* Payload of an ICS_FT_HELLO frame. */
 struct ics_wire_hello {
@@ -234,6 +308,8 @@ enum ics_cmd {
 	ICS_CMD_GET_CHANNELS,
 	ICS_CMD_GET_NODES,
 	ICS_CMD_SEND_TEST,
+	ICS_CMD_GET_LINKS,
+	ICS_CMD_SET_CHANNEL,
 	__ICS_CMD_MAX
 };
 #define ICS_CMD_MAX (__ICS_CMD_MAX - 1)
@@ -258,6 +334,15 @@ enum ics_attr {
 	ICS_A_TEST_SIZE,	/* u32 */
 	ICS_A_TEST_COUNT,	/* u32 */
 	ICS_A_TEST_SENT,	/* u32 */
+	ICS_A_LINK,		/* nest: enum ics_link_attr */
+	ICS_A_TEST_FLAGS,	/* u32: ICS_TEST_F_* */
+	ICS_A_TEST_TIMEOUT_MS,	/* u32 */
+	ICS_A_TEST_DONE,	/* u32 */
+	ICS_A_TEST_FAILED,	/* u32 */
+	ICS_A_TEST_ERROR,	/* u32: errno of the first failure */
+	ICS_A_TEST_RTT,		/* nest: enum ics_rtt_attr */
+	ICS_A_LINK_TIMEOUT_MS,	/* u32 */
+	ICS_A_LINK_WINDOW,	/* u32 */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
@@ -273,6 +358,7 @@ enum ics_chan_attr {
 	ICS_CHAN_A_RX_UNCLAIMED,	/* u64 */
 	ICS_CHAN_A_RX_PATTERN_OK,	/* u64 */
 	ICS_CHAN_A_RX_PATTERN_BAD,	/* u64 */
+	ICS_CHAN_A_PRIO,	/* u8: 0..ICS_PRIO_LEVELS - 1 */
 	__ICS_CHAN_A_LAST
 };
 #define ICS_CHAN_A_MAX (__ICS_CHAN_A_LAST - 1)
@@ -298,6 +384,8 @@ enum ics_node_attr {
 	ICS_NODE_A_TX_BYTES,	/* u64 */
 	ICS_NODE_A_RX_MSGS,	/* u64 */
 	ICS_NODE_A_RX_BYTES,	/* u64 */
+	ICS_NODE_A_TX_TESTHASH,	/* nest: u32 per channel, type = channel + 1 */
+	ICS_NODE_A_RX_TESTHASH,	/* nest: u32 per channel, type = channel + 1 */
 	__ICS_NODE_A_LAST
 };
 #define ICS_NODE_A_MAX (__ICS_NODE_A_LAST - 1)
@@ -328,8 +416,85 @@ enum ics_stat {
 	ICS_STAT_REASM_NOMEM,		/* fragments over the reassembly bound */
 	ICS_STAT_HELLO_TX,		/* hello frames sent */
 	ICS_STAT_HELLO_RX,		/* hello frames received */
+	ICS_STAT_RX_BAD_CHECK,		/* CRC32C mismatch */
+	ICS_STAT_RX_BAD_SESSION,	/* data for a session we cannot join: RESET sent */
+	ICS_STAT_TX_RETRANSMITS,	/* data frames sent again */
+	ICS_STAT_RX_DUP_FRAMES,		/* data frames received twice */
+	ICS_STAT_RX_OOO_FRAMES,		/* data frames received ahead of a gap */
+	ICS_STAT_RX_OVER_WINDOW,	/* data frames beyond the receive window */
+	ICS_STAT_TX_ACKS,		/* ACK frames sent */
+	ICS_STAT_RX_ACKS,		/* ACK frames received */
+	ICS_STAT_TX_RESETS,		/* RESET frames sent */
+	ICS_STAT_RX_RESETS,		/* RESET frames received */
+	ICS_STAT_LINK_RESETS,		/* send sessions restarted */
+	ICS_STAT_MSGS_DONE,		/* messages delivered and acknowledged */
+	ICS_STAT_MSGS_FAILED,		/* messages reported failed to the sender */
+	ICS_STAT_RX_DUP_MSGS,		/* whole messages received again after a reset */
+	ICS_STAT_TX_EAGAIN,		/* sends refused: queue limit */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
+
+/*
+ * Links, in ICS_CMD_GET_LINKS: one per known peer. Counters count since the
+ * peer was first heard on this binding.
+ */
+enum ics_link_attr {
+	ICS_LINK_A_UNSPEC,
+	ICS_LINK_A_PAD,
+	ICS_LINK_A_NODE,	/* u32: peer node id */
+	ICS_LINK_A_TX_SESSION,	/* u32: our send session, 0 before the first */
+	ICS_LINK_A_RX_SESSION,	/* u32: the peer's session we receive, 0 = none */
+	ICS_LINK_A_SND_UNA,	/* u32: oldest unacknowledged seq */
+	ICS_LINK_A_SND_NXT,	/* u32: next seq to send */
+	ICS_LINK_A_RCV_NXT,	/* u32: next seq expected */
+	ICS_LINK_A_CWND,	/* u32: congestion window, frames */
+	ICS_LINK_A_SSTHRESH,	/* u32: frames */
+	ICS_LINK_A_INFLIGHT,	/* u32: frames sent, not acknowledged */
+	ICS_LINK_A_SRTT_US,	/* u32: smoothed round-trip time */
+	ICS_LINK_A_RTTVAR_US,	/* u32 */
+	ICS_LINK_A_RTO_MS,	/* u32: retransmission timeout now */
+	ICS_LINK_A_MTU,		/* u32: min(our MTU, the peer's) */
+	ICS_LINK_A_QUEUED_MSGS,	/* u32: messages queued or unacknowledged */
+	ICS_LINK_A_QUEUED_BYTES,	/* u64: their bytes */
+	ICS_LINK_A_QUEUE,	/* nest: u64 queued bytes per channel, type = channel + 1 */
+	ICS_LINK_A_OOO_QUEUED,	/* u32: frames held ahead of a gap */
+	ICS_LINK_A_TX_FRAMES,	/* u64: data frames sent the first time */
+	ICS_LINK_A_RETRANSMITS,	/* u64: data frames sent again */
+	ICS_LINK_A_FAST_RETRANSMITS,	/* u64: of those, on SACK evidence */
+	ICS_LINK_A_TIMEOUTS,	/* u64: retransmission timer expiries */
+	ICS_LINK_A_RX_FRAMES,	/* u64: data frames accepted */
+	ICS_LINK_A_DUPLICATES,	/* u64: data frames received twice */
+	ICS_LINK_A_OUT_OF_ORDER,	/* u64: data frames received ahead of a gap */
+	ICS_LINK_A_CRC_ERRORS,	/* u64: frames from its MAC failing CRC32C */
+	ICS_LINK_A_TX_ACKS,	/* u64 */
+	ICS_LINK_A_RX_ACKS,	/* u64 */
+	ICS_LINK_A_RESETS,	/* u64: send sessions restarted */
+	ICS_LINK_A_MSGS_DONE,	/* u64 */
+	ICS_LINK_A_MSGS_FAILED,	/* u64 */
+	__ICS_LINK_A_LAST
+};
+#define ICS_LINK_A_MAX (__ICS_LINK_A_LAST - 1)
+
+/* ICS_A_TEST_RTT: round trips of ICS_TEST_F_PING, in nanoseconds. */
+enum ics_rtt_attr {
+	ICS_RTT_A_UNSPEC,
+	ICS_RTT_A_PAD,
+	ICS_RTT_A_COUNT,	/* u32 */
+	ICS_RTT_A_MIN_NS,	/* u64 */
+	ICS_RTT_A_P50_NS,	/* u64 */
+	ICS_RTT_A_P99_NS,	/* u64 */
+	ICS_RTT_A_MAX_NS,	/* u64 */
+	ICS_RTT_A_MEAN_NS,	/* u64 */
+	__ICS_RTT_A_LAST
+};
+#define ICS_RTT_A_MAX (__ICS_RTT_A_LAST - 1)
+
+/* ICS_A_TEST_FLAGS */
+#define ICS_TEST_F_WAIT		0x01	/* wait until every message is done or failed */
+#define ICS_TEST_F_NONBLOCK	0x02	/* stop at the first full queue (EAGAIN) */
+#define ICS_TEST_F_MIXED	0x04	/* sizes spread over 0..SIZE, log-uniform */
+#define ICS_TEST_F_PING		0x08	/* one at a time, each answered: round trips */
+#define ICS_TEST_F_ALL		0x0f
 
 #endif /* _UAPI_LINUX_ICS_H */
