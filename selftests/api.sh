@@ -18,8 +18,6 @@
 
 . "$(dirname "$0")/lib.sh"
 
-NS_A=$ICS_PFX-a
-NS_B=$ICS_PFX-b
 SIZES="0 1 100 1464 1465 5000 65536 1048576"
 
 ics_init
@@ -28,15 +26,6 @@ ics_init
 ktap_set_plan 6
 
 echo_loaded() { grep -q '^ics_echo ' /proc/modules; }
-
-setup()
-{
-	ics_load hello_ms=$ICS_HELLO_LONG || return 1
-	ns_add "$NS_A" && ns_add "$NS_B" || return 1
-	veth_add "$NS_A" veth0 02:00:00:00:00:01 "$NS_B" veth0 02:00:00:00:00:02 || return 1
-	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
-	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
-}
 
 # Loading the client registers its handler in every existing netns; ics
 # cannot be removed while a client uses it.
@@ -109,7 +98,7 @@ unregister()
 cleanup_echo() { echo_loaded && rmmod ics_echo; }
 trap 'cleanup_echo; ics_cleanup' EXIT
 
-setup || ics_bail "setup failed"
+pair_setup || ics_bail "setup failed"
 ics_case "a client module registers a handler in every netns; ics is pinned" register ||
 	ics_bail "client did not register"
 ics_case "handler gets whole messages; ics_send() from a worker echoes the same bytes" echo_roundtrip

@@ -4,7 +4,9 @@
 # bad_input.sh - every refusal is exact: module parameters, icsctl/icstat
 # errors (exit code and the one stderr line of the CLI contract), malformed
 # frames from ics_inject (each bumps exactly its rx_bad_* counter and
-# delivers nothing), and a NIC deleted under a bound instance.
+# delivers nothing), the reliable link's receive side (duplicate, out of
+# order, over the window, unknown session, corrupt CRC32C: each counted by
+# exactly its counter), and a NIC deleted under a bound instance.
 #
 #   init netns: icsb0 <-- veth --> icsb1      (insmod ifname=... cases)
 #
@@ -18,24 +20,28 @@
 #                                            veth0 unless a case says
 #   netns ics$$-c: ics instance never bound ("unused")
 #
-# Each injected bad frame is followed by a valid "fence" frame (channel DLM,
-# 1 byte). Once the fence is counted, the bad frame has been handled (veth
-# keeps order), so the case checks the counters without sleeping.
+# For the frame cases node 2's own instance is unbound and ics_inject plays
+# node 2: a hello with its incarnation, then data frames of one send
+# session, numbered from 1, each with a valid CRC32C unless the case is
+# about the CRC (so every other bad field reaches its own check). Each case
+# is followed by a valid "fence" frame (channel DLM, 1 byte, the next
+# sequence number). Once the fence is delivered, the frames before it have
+# been handled (veth keeps order), so the case checks the counters without
+# sleeping, and also that node 1's link expects the sequence number after
+# the fence (a bad frame refused before the link must not use one up).
 
 . "$(dirname "$0")/lib.sh"
 
-NS_A=$ICS_PFX-a
-NS_B=$ICS_PFX-b
 NS_C=$ICS_PFX-c
-MAC_A=02:00:00:00:00:01
-MAC_B=02:00:00:00:00:02
 MAC_X=02:00:00:00:00:99		# nobody's
 NOT_LOADED='ics module not loaded \(no generic netlink family "ics"\)'
 UNUSED='icstat: no ics instance in this network namespace \(bind one with icsctl bind\)'
 VALID_CH="BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX"
 INJ_ID=100000
+INJ_SEQ=1		# next sequence number of the injected send session
+INJ_SESS=0x1c5c0001	# ics_inject's default session
 EINVAL_RE='Invalid (argument|parameters)'
-HDR=$("$(dirname "$0")/ics_inject" --hdr-size 2>/dev/null || echo 36)	# sizeof(struct ics_wire_hdr)
+HDR=$ICS_HDR
 
 ics_init ics_inject setpriv
 
@@ -106,9 +112,8 @@ insmod_hello_range()
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG || return 1
-	ns_add "$NS_A" && ns_add "$NS_B" && ns_add "$NS_C" || return 1
-	veth_add "$NS_A" veth0 $MAC_A "$NS_B" veth0 $MAC_B || return 1
+	ics_load hello_ms=$ICS_HELLO_LONG && pair_add || return 1
+	ns_add "$NS_C" || return 1
 	ip -n "$NS_C" link add dummy0 type veth peer name dummy1 && ip -n "$NS_C" link set dummy0 up
 }
 
@@ -125,12 +130,6 @@ bind_nodev()
 	expect_err 1 'icsctl: bind: No such device(: .*)?' in_ns "$NS_C" icsctl bind dev nope0 node 1 || return 1
 	# Still never bound.
 	expect_err 1 "$UNUSED" in_ns "$NS_C" icstat show
-}
-
-bind_ab()
-{
-	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
-	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
 }
 
 bind_twice()
@@ -185,8 +184,28 @@ nobody_bind()
 inject()
 {
 	INJ_ID=$((INJ_ID + 1))
-	in_ns "$NS_B" "$ICS_SRC_DIR/ics_inject" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
 		--msg-id $INJ_ID "$@" || fail "ics_inject $*"
+}
+
+# From here on ics_inject is node 2: unbind node 2's instance and announce
+# ics_inject's incarnation (its default, in every frame it sends) with a
+# hello, as a restarted node 2 would.
+impersonate()
+{
+	local h
+	out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
+	h=$(stat_get "$NS_A" hello_rx)
+	inject --hello || return 1
+	wait_eq 10 $((h + 1)) "node 1 hello_rx after the hello of ics_inject as node 2" \
+		stat_get "$NS_A" hello_rx
+}
+
+# Node 2's own instance again, for the cases after the frames.
+node2_back()
+{
+	ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
 }
 
 inj_begin()
@@ -205,36 +224,57 @@ inj_end()
 {
 	local counter=$1 valid=$2 rc=0
 	shift 2
-	inject --channel 13 --len 1 --byte 0x42 || return 1
-	ics_model inj-check "$NS_A" "$ICS_TMP/inj.base" "$ICS_TMP/inj.now" "$counter" "$valid" "$@" || rc=1
+	inject --seq $INJ_SEQ --channel 13 --len 1 --byte 0x42 || return 1
+	INJ_SEQ=$((INJ_SEQ + 1))
+	ics_model inj-check "$NS_A" "$ICS_TMP/inj.base" "$ICS_TMP/inj.now" "$counter" "$valid" \
+		"$@" "rcv_nxt=2:$INJ_SEQ" || rc=1
 	if [ -s "$ICS_TMP/inj.now" ]; then
 		mv "$ICS_TMP/inj.now" "$ICS_TMP/inj.base"
+		# After a failure, go on from where node 1's link really is.
+		[ $rc = 0 ] || INJ_SEQ=$(jget 'next(l for l in j["links"]["links"] if l["node"] == 2)["rcv_nxt"]' \
+			< "$ICS_TMP/inj.base")
 	else
 		rm -f "$ICS_TMP/inj.base"
 	fi
 	return $rc
 }
 
-# frame_case COUNTER VALID [CHAN.FIELD=DELTA...] -- FRAME1 [-- FRAME2...]:
-# inject each frame (ics_inject options), then inj_end.
+# frame_case COUNTER VALID [seqs=N] [CHAN.FIELD=DELTA...] -- FRAME1
+# [-- FRAME2...]: inject each frame (ics_inject options), then inj_end.
+# Data frame k (from 0) of the case gets sequence number INJ_SEQ + k, or
+# INJ_SEQ + N with a token @N among its options; hellos and acks none.
+# The case uses up seqs=N sequence numbers (default VALID: the frames the
+# link accepts), so the fence gets INJ_SEQ + N.
 frame_case()
 {
-	local counter=$1 valid=$2 spec=() frame=()
+	local counter=$1 valid=$2 seqs=$2 spec=() frame=() k=0 seq
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		spec+=("$1")
+		case $1 in
+		seqs=*) seqs=${1#seqs=} ;;
+		*) spec+=("$1") ;;
+		esac
 		shift
 	done
 	inj_begin || return 1
 	while [ $# -gt 0 ]; do
 		shift	# the "--"
 		frame=()
+		seq=$((INJ_SEQ + k))
 		while [ $# -gt 0 ] && [ "$1" != -- ]; do
-			frame+=("$1")
+			case $1 in
+			@*) seq=$((INJ_SEQ + ${1#@})) ;;
+			*) frame+=("$1") ;;
+			esac
 			shift
 		done
-		inject "${frame[@]}" || return 1
+		case " ${frame[*]} " in
+		*" --hello "* | *" --ack-frame "*) inject "${frame[@]}" ;;
+		*) inject --seq $seq "${frame[@]}" ;;
+		esac || return 1
+		k=$((k + 1))
 	done
+	INJ_SEQ=$((INJ_SEQ + seqs))
 	inj_end "$counter" "$valid" "${spec[@]}"
 }
 
@@ -249,12 +289,14 @@ two_frags_reversed()
 }
 
 # Two frames with one msg_id: a valid first fragment, then FRAME2 ARGS.
+# The second is refused by reassembly, after the link took it in order:
+# both use up a sequence number.
 held_then()
 {
 	local counter=$1 id=$((INJ_ID + 1))
 	shift
 	INJ_ID=$id
-	frame_case "$counter" 1 \
+	frame_case "$counter" 1 seqs=2 \
 		-- --msg-id $id --msg-len 3000 --frag-off 0 --len 1000 \
 		-- --msg-id $id "$@"
 }
@@ -264,7 +306,8 @@ held_then()
 nic_gone()
 {
 	local rc=0 line n
-	ics_send "$NS_A" 1 2 TEST 5000 3 >/dev/null || return 1
+	# Acknowledged before the NIC goes: none is failed by the unbind.
+	ics_send "$NS_A" 1 2 TEST 5000 3 --wait >/dev/null || return 1
 	ics_snap "$NS_A" "$ICS_TMP/gone0" || return 1
 	ip -n "$NS_B" link del veth0 || return 1
 	wait_eq 10 unbound "node 1 state after its veth was deleted" show_get "$NS_A" state || return 1
@@ -336,7 +379,7 @@ case_add "insmod hello_ms=9 and hello_ms=3600001: EINVAL" insmod_hello_range
 step_add setup
 case_add "icstat in a netns never bound: one line, exit 1" unused_netns
 case_add "bind to an unknown device: ENODEV" bind_nodev
-step_add bind_ab
+step_add pair_bind
 case_add "bind an already bound instance: EBUSY" bind_twice
 case_add "send to a node never heard from: EHOSTUNREACH" send_unreach
 case_add "send 16 MiB + 1: EMSGSIZE, nothing sent" send_too_big
@@ -344,6 +387,7 @@ case_add "send to our own node id: EINVAL" send_self
 case_add "send from an unbound instance: ENOTCONN" send_unbound
 case_add "unknown channel name: usage error listing the valid names, exit 2" unknown_channel
 case_add "bind as uid 65534: EPERM with the CAP_NET_ADMIN hint" nobody_bind
+step_add impersonate
 case_add "control: a valid injected frame is delivered" \
 	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 -- --len 64
 case_add "control: two fragments in reverse order are reassembled once" two_frags_reversed
@@ -357,7 +401,8 @@ case_add "rx_bad_len: frag_len beyond the end of the frame" \
 	$F rx_bad_len 0 -- --len 100 --frag-len 200 --msg-len 300
 case_add "rx_bad_len: msg_len 16 MiB + 1" \
 	$F rx_bad_len 0 -- --len 100 --msg-len 16777217
-case_add "rx_bad_version: version 2" $F rx_bad_version 0 -- --version 2 --len 10
+case_add "rx_bad_version: version 1 (the 36-byte header of wire v1)" $F rx_bad_version 0 -- --version 1 --len 10
+case_add "rx_bad_version: version 3" $F rx_bad_version 0 -- --version 3 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10
@@ -366,9 +411,10 @@ case_add "rx_bad_node: dst_node 3 (not us, not broadcast)" $F rx_bad_node 0 -- -
 case_add "rx_bad_channel: channel 16" $F rx_bad_channel 0 -- --channel 16 --len 10
 case_add "rx_bad_channel: channel 255" $F rx_bad_channel 0 -- --channel 255 --len 10
 case_add "rx_bad_type: type 0" $F rx_bad_type 0 -- --type 0 --len 10
-case_add "rx_bad_type: type 3" $F rx_bad_type 0 -- --type 3 --len 10
+case_add "rx_bad_type: type 5" $F rx_bad_type 0 -- --type 5 --len 10
+case_add "rx_bad_type: type 255" $F rx_bad_type 0 -- --type 255 --len 10
 case_add "rx_bad_type: unknown flag 0x80" $F rx_bad_type 0 -- --flags 0x80 --len 10
-case_add "rx_bad_type: unknown flag 0x02" $F rx_bad_type 0 -- --flags 0x02 --len 10
+case_add "rx_bad_type: unknown flag 0x08" $F rx_bad_type 0 -- --flags 0x08 --len 10
 case_add "rx_bad_frag: frag_off + frag_len > msg_len" \
 	$F rx_bad_frag 0 -- --len 100 --msg-len 150 --frag-off 100
 case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \
@@ -390,6 +436,27 @@ case_add "rx_node_conflict: a data frame claiming our own node id" \
 	$F rx_node_conflict 0 -- --src-node 1 --len 10
 case_add "rx_node_conflict: a hello from another MAC claiming node 2" \
 	$F rx_node_conflict 0 -- --hello -s $MAC_X --dst-node 0 -d ff:ff:ff:ff:ff:ff
+case_add "rx_bad_check: a data frame whose CRC32C is off by one bit, nothing else counted" \
+	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 64 --bad-check
+case_add "rx_bad_check: check 0 (a sender that leaves it out)" \
+	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 64 --check 0
+case_add "rx_bad_check: one payload bit flipped on the wire" \
+	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 64 --flip $((HDR + 12))
+case_add "rx_bad_check: dst_node bit flipped on the wire: the CRC is checked before any field" \
+	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 64 --flip 9
+case_add "rx_bad_check: the last payload byte is covered" \
+	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 1400 --flip $((HDR + 1399))
+case_add "rx_dup_frames: the same data frame twice is delivered once" \
+	$F rx_dup_frames 1 TEST.rx.msgs=1 TEST.rx.bytes=30 TEST.rx_unclaimed=1 link.2.duplicates=1 \
+	-- --len 30 --count 2
+case_add "rx_ooo_frames: a frame ahead of a gap is held, then both are delivered" \
+	$F rx_ooo_frames 2 TEST.rx.msgs=2 TEST.rx.bytes=50 TEST.rx_unclaimed=2 link.2.out_of_order=1 \
+	-- @1 --len 20 -- @0 --len 30
+case_add "rx_over_window: a frame far beyond the receive window is dropped" \
+	$F rx_over_window 0 -- @100000 --len 10
+case_add "rx_bad_session: a frame of an unknown session, not its first, is refused with a RESET" \
+	$F rx_bad_session+tx_resets 0 -- --sess 0x0bad5e55 --seq 7 --len 10
+step_add node2_back
 case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
 case_add "send after the NIC went away: ENOTCONN" send_after_gone
 case_add "bind again after the NIC went away: bound, counters kept" rebind

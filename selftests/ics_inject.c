@@ -7,13 +7,27 @@
  * fragments, ...) and check that the receiver drops and counts each one.
  *
  * Every field of struct ics_wire_hdr can be set; fields not given get the
- * value of a well-formed single-fragment DATA message:
+ * value of a well-formed single-fragment DATA message, the first frame of a
+ * send session:
  *
- *   version=1 type=DATA flags=0 channel=TEST cluster=0 src-node=1 dst-node=0
- *   frag-len=LEN msg-id=1 msg-len=LEN frag-off=0 seq=0 ack=0 check=0
+ *   version=2 type=DATA flags=0 channel=TEST cluster=0 src-node=1 dst-node=0
+ *   frag-len=LEN sess=0x1c5c0001 seq=1 ack-sess=0 ack=0 msg-id=1
+ *   msg-len=LEN frag-off=0 incarnation=0x1c5c0de5 check=CRC32C
  *
  * where LEN is the payload length (--len, default 0). --hello builds a
- * struct ics_wire_hello payload instead (type HELLO on channel CNX).
+ * struct ics_wire_hello payload instead (type HELLO on channel CNX, sess and
+ * seq 0), --ack-frame a struct ics_wire_ack (type ACK on channel CNX, sess and
+ * seq 0).
+ *
+ * check is computed last, like the kernel does: CRC32C (Castagnoli,
+ * reflected polynomial 0x82F63B78, initial value ~0, final complement) over
+ * the 48-byte header with check = 0 followed by frag_len payload bytes, i.e.
+ * cpu_to_be32(~__crc32c_le(~0, hdr, 48 + frag_len)). --check N stores N
+ * instead; --bad-check stores the right CRC with its lowest bit flipped;
+ * --flip OFF flips the lowest bit of byte OFF (from the start of the ics
+ * header) after the CRC was computed, as a bit error on the wire would.
+ * --crc HEXBYTES prints the CRC32C of the given bytes and exits (a self-test
+ * against the published check value: --crc 313233343536373839 = e3069283).
  *
  * The Ethernet frame is dst MAC, src MAC (default: the interface's own),
  * ethertype (default ICS_ETH_P), header, payload. --truncate N sends only
@@ -55,18 +69,27 @@ static void usage(FILE *f)
 "  -e, --ethertype N       ethertype (default 0x%04x)\n"
 "  header fields (numbers in decimal, 0x hex or 0 octal):\n"
 "      --version N  --type N  --flags N  --channel N  --cluster N\n"
-"      --src-node N  --dst-node N  --frag-len N  --msg-id N  --msg-len N\n"
-"      --frag-off N  --seq N  --ack N  --check N\n"
+"      --src-node N  --dst-node N  --frag-len N  --sess N  --seq N\n"
+"      --ack-sess N  --ack N  --msg-id N  --msg-len N  --frag-off N\n"
+"      --incarnation N (default 0x1c5c0de5, as --hello-incarnation)\n"
+"      --check N (default: the CRC32C of the frame)\n"
+"      --bad-check         store the CRC32C with its lowest bit flipped\n"
+"      --flip OFF          after the CRC32C, flip bit 0 of byte OFF of the\n"
+"                          frame (from the ics header on)\n"
 "  -l, --len N             payload bytes (default 0)\n"
 "  -b, --byte N            payload fill byte (default 0xa5)\n"
 "      --hello             payload is a struct ics_wire_hello; defaults\n"
 "                          become type=HELLO channel=CNX len=16\n"
 "      --hello-incarnation N  --hello-mtu N  --hello-ms N  --hello-flags N\n"
+"      --ack-frame           payload is a struct ics_wire_ack; defaults\n"
+"                          become type=ACK channel=CNX len=%zu sess=seq=0\n"
+"      --ack-window N  --sack-bits N  --sack HEXBYTES\n"
 "  -t, --truncate N        send only the first N bytes after the Ethernet header\n"
 "  -c, --count N           send the frame N times (default 1)\n"
 "  -v, --verbose           print the frame in hex on stderr\n"
 "      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
-"  -h, --help\n", prog, ICS_ETH_P);
+"      --crc HEXBYTES      print the CRC32C of these bytes and exit\n"
+"  -h, --help\n", prog, ICS_ETH_P, sizeof(struct ics_wire_ack));
 }
 
 static unsigned long long num(const char *opt, const char *s,
@@ -106,10 +129,51 @@ static void parse_mac(const char *opt, const char *s, unsigned char *mac)
 	}
 }
 
+/* CRC32C, bitwise: reflected polynomial 0x82F63B78; crc32c(~0, ...) with ~ after. */
+static uint32_t crc32c_update(uint32_t crc, const unsigned char *p, size_t n)
+{
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78U & -(crc & 1));
+	}
+	return crc;
+}
+
+static uint32_t crc32c(const unsigned char *p, size_t n)
+{
+	return ~crc32c_update(~0U, p, n);
+}
+
+/* "0a1b2c..." into buf; returns the byte count. */
+static size_t parse_hex(const char *opt, const char *s, unsigned char *buf, size_t max)
+{
+	size_t n = 0;
+	unsigned int b;
+
+	if (strlen(s) % 2)
+		goto bad;
+	for (; s[0] && s[1]; s += 2) {
+		if (n >= max || sscanf(s, "%2x", &b) != 1 ||
+		    !strchr("0123456789abcdefABCDEF", s[0]) ||
+		    !strchr("0123456789abcdefABCDEF", s[1]))
+			goto bad;
+		buf[n++] = b;
+	}
+	return n;
+bad:
+	fprintf(stderr, "%s: bad hex bytes \"%s\" for --%s (at most %zu)\n", prog, s, opt, max);
+	exit(2);
+}
+
 enum {
 	O_VERSION = 256, O_TYPE, O_FLAGS, O_CHANNEL, O_CLUSTER, O_SRC_NODE,
-	O_DST_NODE, O_FRAG_LEN, O_MSG_ID, O_MSG_LEN, O_FRAG_OFF, O_SEQ, O_ACK,
-	O_CHECK, O_HELLO, O_H_INC, O_H_MTU, O_H_MS, O_H_FLAGS, O_HDR_SIZE,
+	O_DST_NODE, O_FRAG_LEN, O_MSG_ID, O_MSG_LEN, O_FRAG_OFF, O_SESS, O_SEQ,
+	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
+	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
+	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP,
 };
 
 static const struct option longopts[] = {
@@ -134,15 +198,25 @@ static const struct option longopts[] = {
 	{ "msg-id",		required_argument, NULL, O_MSG_ID },
 	{ "msg-len",		required_argument, NULL, O_MSG_LEN },
 	{ "frag-off",		required_argument, NULL, O_FRAG_OFF },
+	{ "sess",		required_argument, NULL, O_SESS },
 	{ "seq",		required_argument, NULL, O_SEQ },
+	{ "ack-sess",		required_argument, NULL, O_ACK_SESS },
 	{ "ack",		required_argument, NULL, O_ACK },
+	{ "incarnation",	required_argument, NULL, O_INC },
 	{ "check",		required_argument, NULL, O_CHECK },
+	{ "bad-check",		no_argument,       NULL, O_BAD_CHECK },
 	{ "hello",		no_argument,       NULL, O_HELLO },
 	{ "hello-incarnation",	required_argument, NULL, O_H_INC },
 	{ "hello-mtu",		required_argument, NULL, O_H_MTU },
 	{ "hello-ms",		required_argument, NULL, O_H_MS },
 	{ "hello-flags",	required_argument, NULL, O_H_FLAGS },
+	{ "ack-frame",		no_argument,       NULL, O_ACK_FRAME },
+	{ "ack-window",		required_argument, NULL, O_ACK_WINDOW },
+	{ "sack-bits",		required_argument, NULL, O_SACK_BITS },
+	{ "sack",		required_argument, NULL, O_SACK },
 	{ "hdr-size",		no_argument,       NULL, O_HDR_SIZE },
+	{ "crc",		required_argument, NULL, O_CRC },
+	{ "flip",		required_argument, NULL, O_FLIP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -151,11 +225,14 @@ int main(int argc, char **argv)
 	/* Header fields as given; -1 = not given, use the default. */
 	long long version = -1, type = -1, flags = -1, channel = -1;
 	long long cluster = -1, src_node = -1, dst_node = -1, frag_len = -1;
-	long long msg_id = -1, msg_len = -1, frag_off = -1, seq = -1, ack = -1;
-	long long check = -1, len = -1, truncate_to = -1;
+	long long msg_id = -1, msg_len = -1, frag_off = -1, sess = -1, seq = -1;
+	long long ack_sess = -1, ack = -1, inc = -1, check = -1;
+	long long len = -1, truncate_to = -1, flip = -1;
 	unsigned int fill = 0xa5, ethertype = ICS_ETH_P, count = 1;
 	unsigned int h_inc = 0x1c5c0de5, h_mtu = 0, h_ms = 1000, h_flags = 0;
-	int hello = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
+	unsigned int a_window = 128, a_sack_bits = 0;
+	unsigned char sack[ICS_SACK_BITS / 8] = { 0 };
+	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char src[ETH_ALEN];
 	static unsigned char frame[FRAME_MAX];
@@ -164,7 +241,7 @@ int main(int argc, char **argv)
 	struct ics_wire_hdr *h;
 	struct ether_header *eh;
 	struct ifreq ifr;
-	size_t frame_len, i;
+	size_t frame_len, crc_len, i;
 	int fd, c, ifindex;
 
 	while ((c = getopt_long(argc, argv, "i:d:s:e:l:b:t:c:vh", longopts,
@@ -191,19 +268,35 @@ int main(int argc, char **argv)
 		case O_MSG_ID: msg_id = num("msg-id", optarg, UINT32_MAX); break;
 		case O_MSG_LEN: msg_len = num("msg-len", optarg, UINT32_MAX); break;
 		case O_FRAG_OFF: frag_off = num("frag-off", optarg, UINT32_MAX); break;
+		case O_SESS: sess = num("sess", optarg, UINT32_MAX); break;
 		case O_SEQ: seq = num("seq", optarg, UINT32_MAX); break;
+		case O_ACK_SESS: ack_sess = num("ack-sess", optarg, UINT32_MAX); break;
 		case O_ACK: ack = num("ack", optarg, UINT32_MAX); break;
+		case O_INC: inc = num("incarnation", optarg, UINT32_MAX); break;
 		case O_CHECK: check = num("check", optarg, UINT32_MAX); break;
+		case O_BAD_CHECK: bad_check = 1; break;
+		case O_FLIP: flip = num("flip", optarg, FRAME_MAX - 14 - 1); break;
 		case O_HELLO: hello = 1; break;
 		case O_H_INC: h_inc = num("hello-incarnation", optarg, UINT32_MAX); break;
 		case O_H_MTU: h_mtu = num("hello-mtu", optarg, UINT32_MAX); have_h_mtu = 1; break;
 		case O_H_MS: h_ms = num("hello-ms", optarg, UINT32_MAX); break;
 		case O_H_FLAGS: h_flags = num("hello-flags", optarg, UINT32_MAX); break;
+		case O_ACK_FRAME: ackf = 1; break;
+		case O_ACK_WINDOW: a_window = num("ack-window", optarg, 0xffff); break;
+		case O_SACK_BITS: a_sack_bits = num("sack-bits", optarg, 0xffff); break;
+		case O_SACK: parse_hex("sack", optarg, sack, sizeof(sack)); break;
 		case O_HDR_SIZE: printf("%zu\n", sizeof(struct ics_wire_hdr)); return 0;
+		case O_CRC: {
+			static unsigned char buf[FRAME_MAX];
+			size_t n = parse_hex("crc", optarg, buf, sizeof(buf));
+
+			printf("%08x\n", crc32c(buf, n));
+			return 0;
+		}
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !ifname) {
+	if (optind != argc || !ifname || (hello && ackf)) {
 		usage(stderr);
 		return 2;
 	}
@@ -241,13 +334,17 @@ int main(int argc, char **argv)
 		h_mtu = ifr.ifr_mtu;
 	}
 
-	if (hello) {
+	if (hello || ackf) {
 		if (len < 0)
-			len = sizeof(struct ics_wire_hello);
+			len = hello ? sizeof(struct ics_wire_hello) : sizeof(struct ics_wire_ack);
 		if (type < 0)
-			type = ICS_FT_HELLO;
+			type = hello ? ICS_FT_HELLO : ICS_FT_ACK;
 		if (channel < 0)
 			channel = ICS_CH_CNX;
+		if (sess < 0)
+			sess = 0;
+		if (seq < 0)
+			seq = 0;
 	}
 	if (len < 0)
 		len = 0;
@@ -267,12 +364,15 @@ int main(int argc, char **argv)
 	h->src_node = src_node < 0 ? 1 : src_node;
 	h->dst_node = dst_node < 0 ? ICS_NODE_BROADCAST : dst_node;
 	h->frag_len = htons(frag_len < 0 ? len : frag_len);
+	h->sess = htonl(sess < 0 ? 0x1c5c0001 : sess);
+	h->seq = htonl(seq < 0 ? 1 : seq);
+	h->ack_sess = htonl(ack_sess < 0 ? 0 : ack_sess);
+	h->ack = htonl(ack < 0 ? 0 : ack);
 	h->msg_id = htonl(msg_id < 0 ? 1 : msg_id);
 	h->msg_len = htonl(msg_len < 0 ? len : msg_len);
 	h->frag_off = htonl(frag_off < 0 ? 0 : frag_off);
-	h->seq = htonl(seq < 0 ? 0 : seq);
-	h->ack = htonl(ack < 0 ? 0 : ack);
-	h->check = htonl(check < 0 ? 0 : check);
+	h->incarnation = htonl(inc < 0 ? h_inc : inc);
+	h->check = 0;
 
 	memset(h + 1, fill, len);
 	if (hello) {
@@ -284,7 +384,29 @@ int main(int argc, char **argv)
 		};
 
 		memcpy(h + 1, &hw, len < (long long)sizeof(hw) ? (size_t)len : sizeof(hw));
+	} else if (ackf) {
+		struct ics_wire_ack aw = {
+			.window = htons(a_window),
+			.sack_bits = htons(a_sack_bits),
+		};
+
+		memcpy(aw.sack, sack, sizeof(aw.sack));
+		memcpy(h + 1, &aw, len < (long long)sizeof(aw) ? (size_t)len : sizeof(aw));
 	}
+
+	/*
+	 * The checksum covers the header and frag_len payload bytes, as the
+	 * receiver computes it (a frag_len past the payload reads zeroes; such
+	 * a frame is too short for the receiver anyway).
+	 */
+	crc_len = sizeof(*h) + ntohs(h->frag_len);
+	if (check >= 0)
+		h->check = htonl(check);
+	else
+		h->check = htonl(crc32c((unsigned char *)h, crc_len) ^ (bad_check ? 1 : 0));
+
+	if (flip >= 0)
+		((unsigned char *)h)[flip] ^= 1;
 
 	frame_len = sizeof(*h) + len;
 	if (truncate_to >= 0 && (size_t)truncate_to < frame_len)

@@ -7,8 +7,9 @@ would take many small JSON reads runs here, in one process, reading
 `icstat -j` through `ip netns exec` (about 0.1 s each).
 
   ics_model.py snap NS OUT
-      One consistent snapshot {"show", "chan", "nodes"} of the instance of
-      NS into OUT (re-read until no hello was counted while reading).
+      One consistent snapshot {"show", "chan", "nodes", "links"} of the
+      instance of NS into OUT (re-read until no hello was counted while
+      reading).
 
   ics_model.py wait NS SOURCE EXPR WANT SECONDS [WHAT]
       Poll `icstat -j SOURCE` until the Python expression EXPR over it (as
@@ -28,17 +29,39 @@ would take many small JSON reads runs here, in one process, reading
         - no rx_bad_*/dup/conflict count, tx_errors = 0;
         - with BASE: per-node tx/rx msgs and bytes grew by the traffic
           after MARK, and no hello was counted meanwhile;
-        - --frames: DIR (tx|rx)_frames of NODE grew since PREV by
-          COUNT * max(1, ceil(SIZE / PAYLOAD)), hellos excluded (PAYLOAD =
-          MTU - sizeof(struct ics_wire_hdr)).
+        - no frame failed its CRC32C (rx_bad_check), no message failed
+          (msgs_failed);
+        - --frames NODE:PEER:DIR:COUNT:SIZE:PAYLOAD:PREV: the data frames
+          of NODE's link to PEER (icstat links: tx_frames = sent the first
+          time, rx_frames = accepted; acks, hellos and retransmits are not
+          in them) grew since PREV by COUNT * max(1, ceil(SIZE / PAYLOAD))
+          (PAYLOAD = MTU - sizeof(struct ics_wire_hdr)).
 
   ics_model.py inj-check NS BASE OUT COUNTER VALID [CHAN.FIELD=DELTA]...
+                 [rcv_nxt=PEER:SEQ]
       For bad_input.sh: wait until channel DLM rx msgs is BASE's + 1 (the
       fence frame), snapshot into OUT, then: stats COUNTER grew by 1 (none:
-      no counter), every other rx_bad_*/dup/conflict counter by 0, rx_frames
-      by VALID + 1, and per channel rx.msgs, rx.bytes, rx_unclaimed,
-      rx_pattern_ok, rx_pattern_bad by 0, except the fence (DLM: 1 msg,
-      1 byte, unclaimed) and the deltas given.
+      no counter; COUNTER+COUNTER2 for two), every other rx_bad_*/dup/
+      conflict/session/window counter by 0, rx_frames by VALID + 1, and per
+      channel rx.msgs, rx.bytes, rx_unclaimed, rx_pattern_ok,
+      rx_pattern_bad by 0, except the fence (DLM: 1 msg, 1 byte,
+      unclaimed) and the deltas given; with rcv_nxt, the link to PEER
+      expects SEQ next, its rx_frames grew as much as its rcv_nxt, and
+      its duplicates, out_of_order and crc_errors by 0 unless given as
+      link.PEER.FIELD=DELTA.
+
+  ics_model.py stress-check [--count CH:N]... [--saw COUNTER]...
+                 --send NODE:NS:BASE:OUT:RESULTS_GLOB... --recv NODE:NS:BASE:OUT
+      For reliable.sh and link_faults.sh: snapshot every member into OUT,
+      then per sender and channel: every icsctl send -j reply in
+      RESULTS_GLOB (files named *.CHANNEL) says sent = done = the count
+      asked (--count CH:N, default: as many as sent), failed 0; the
+      receiver's rx_testhash for the sender equals the sender's
+      tx_testhash for the receiver; per channel the receiver's
+      rx_pattern_ok grew by the messages sent to it and rx_pattern_bad by
+      0; no member's msgs_failed or tx_errors grew. --saw COUNTER: the
+      stats COUNTER, summed over all members, grew (> 0): the impairment
+      really happened.
 """
 import json
 import os
@@ -51,7 +74,13 @@ CNX = 15
 DLM = 13
 HELLO_LEN = 16
 BAD_KEYS = ("rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel "
-            "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict").split()
+            "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check").split()
+# Counters of the reliable link a frame can bump instead of a rx_bad_* one.
+LINK_KEYS = ("rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window "
+             "rx_dup_msgs rx_resets").split()
+LINK_RX_KEYS = ("duplicates", "out_of_order", "crc_errors")
+CHANNELS = ("BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM "
+            "TEST CNX").split()
 SCALE = int(os.environ.get("ICS_TIMEOUT_SCALE", "1") or 1)
 
 
@@ -82,12 +111,13 @@ def snap(ns, out=None):
         s1 = icstat(ns, "show")
         chan = icstat(ns, "chanhisttot")
         nodes = icstat(ns, "nodes")
+        links = icstat(ns, "links")
         s2 = icstat(ns, "show")
         if h(s1) == h(s2):
             break
     else:
         raise Fail("hello counters kept changing while reading %s" % ns)
-    s = {"show": s2, "chan": chan, "nodes": nodes}
+    s = {"show": s2, "chan": chan, "nodes": nodes, "links": links}
     if out:
         with open(out, "w") as f:
             json.dump(s, f)
@@ -190,7 +220,7 @@ def model_errors(node, snap, base, sends, after):
         if c != CNX and not ch["handler"] and ch["rx_unclaimed"] != e["rx"]["msgs"]:
             err("%s rx_unclaimed = %d, want %d (no handler)"
                 % (name, ch["rx_unclaimed"], e["rx"]["msgs"]))
-    for k in BAD_KEYS + ["tx_errors"]:
+    for k in BAD_KEYS + ["tx_errors", "msgs_failed"]:
         if st[k] != 0:
             err("node %d stats %s = %d, want 0" % (node, k, st[k]))
     if base is None:
@@ -230,14 +260,25 @@ def model_errors(node, snap, base, sends, after):
     return errs
 
 
-def frames_errors(node, d, count, size, payload, prev, now):
-    a, b = prev["show"]["stats"], now["show"]["stats"]
+def link_of(snap, peer):
+    """NODE's link to peer from a snapshot (or an icstat -j links reply)."""
+    links = snap["links"] if "links" in snap and isinstance(snap["links"], dict) else snap
+    for l in links["links"]:
+        if l["node"] == peer:
+            return l
+    return None
+
+
+def frames_errors(node, peer, d, count, size, payload, prev, now):
+    a, b = link_of(prev, peer), link_of(now, peer)
+    if b is None:
+        return ["node %d has no link to node %d" % (node, peer)]
     per = max(1, -(-size // payload))
     want = count * per
-    got = (b[d + "_frames"] - a[d + "_frames"]) - (b["hello_" + d] - a["hello_" + d])
+    got = b[d + "_frames"] - (a[d + "_frames"] if a else 0)
     if got != want:
-        return ["node %d %s_frames grew by %d (hellos excluded), want %d x %d = %d"
-                % (node, d, got, count, per, want)]
+        return ["node %d link to %d: %s_frames grew by %d, want %d x %d = %d"
+                % (node, peer, d, got, count, per, want)]
     return []
 
 
@@ -282,8 +323,8 @@ def cmd_check(args):
         base = load(p[3]) if len(p) > 3 and p[3] else None
         errs += model_errors(node, s, base, sends, after)
     for f in frames:
-        node, d, count, size, payload, prev = f.split(":", 5)
-        errs += frames_errors(int(node), d, int(count), int(size), int(payload),
+        node, peer, d, count, size, payload, prev = f.split(":", 6)
+        errs += frames_errors(int(node), int(peer), d, int(count), int(size), int(payload),
                               load(prev), snaps[int(node)])
     return errs
 
@@ -291,7 +332,15 @@ def cmd_check(args):
 def cmd_inj_check(args):
     ns, base_file, out, counter, valid = args[:5]
     valid = int(valid)
-    spec = args[5:]
+    spec = [a for a in args[5:] if not a.startswith(("rcv_nxt=", "link."))]
+    rcv = [a.split("=", 1)[1] for a in args[5:] if a.startswith("rcv_nxt=")]
+    link_want = {}
+    for a in args[5:]:
+        if a.startswith("link."):
+            k, v = a.split("=")
+            _, peer, f = k.split(".")
+            link_want[(int(peer), f)] = int(v)
+    counters = set(counter.split("+")) - {"none"}
     a = load(base_file)
     dlm = a["chan"]["channels"][DLM]["rx"]["msgs"]
     wait(ns, "channels", 'j["channels"][%d]["rx"]["msgs"]' % DLM, dlm + 1, 10,
@@ -314,12 +363,30 @@ def cmd_inj_check(args):
         return c["rx"][f[3:]] if f.startswith("rx.") else c[f]
     errs = []
     sa, sb = a["show"]["stats"], b["show"]["stats"]
-    for k in BAD_KEYS:
-        w = 1 if k == counter else 0
+    for k in sorted(set(BAD_KEYS + LINK_KEYS) | counters):
+        w = 1 if k in counters else 0
         if sb[k] - sa[k] != w:
             errs.append("stats %s grew by %d, want %d" % (k, sb[k] - sa[k], w))
-    if counter != "none" and counter not in BAD_KEYS and sb[counter] - sa[counter] != 1:
-        errs.append("stats %s grew by %d, want 1" % (counter, sb[counter] - sa[counter]))
+    for r in rcv:
+        peer, seq = map(int, r.split(":"))
+        l, la = link_of(b, peer), link_of(a, peer)
+        if l is None:
+            errs.append("no link to node %d" % peer)
+            continue
+        if l["rcv_nxt"] != seq:
+            errs.append("link to node %d: rcv_nxt %s, want %d" % (peer, l["rcv_nxt"], seq))
+        # Frames the link took in sequence: as many as rcv_nxt moved on.
+        d = l["rx_frames"] - (la["rx_frames"] if la else 0)
+        dn = l["rcv_nxt"] - (la["rcv_nxt"] if la else 1)
+        if d != dn:
+            errs.append("link to node %d: rx_frames grew by %d, rcv_nxt by %d" % (peer, d, dn))
+        for f in LINK_RX_KEYS:
+            link_want.setdefault((peer, f), 0)
+    for (peer, f), w in sorted(link_want.items()):
+        l, la = link_of(b, peer), link_of(a, peer)
+        d = (l[f] if l else 0) - (la[f] if la else 0)
+        if d != w:
+            errs.append("link to node %d: %s grew by %d, want %d" % (peer, f, d, w))
     if sb["rx_frames"] - sa["rx_frames"] != valid + 1:
         errs.append("stats rx_frames grew by %d, want %d (%d valid + the fence)"
                     % (sb["rx_frames"] - sa["rx_frames"], valid + 1, valid))
@@ -327,6 +394,91 @@ def cmd_inj_check(args):
         d = get(b, n, f) - get(a, n, f)
         if d != w:
             errs.append("%s %s grew by %d, want %d" % (n, f, d, w))
+    return errs
+
+
+def errno_name(r):
+    e = r.get("error")
+    return e if e else "none"
+
+
+def stress_errors(args):
+    counts, saw, sends, recv = {}, [], [], None
+    while args:
+        a = args.pop(0)
+        if a == "--count":
+            ch, n = args.pop(0).split(":")
+            counts[ch] = int(n)
+        elif a == "--saw":
+            saw.append(args.pop(0))
+        elif a == "--send":
+            sends.append(args.pop(0).split(":", 4))
+        elif a == "--recv":
+            recv = args.pop(0).split(":")
+        else:
+            raise Fail("stress-check: unknown argument %r" % a)
+    import glob
+    errs = []
+    err = errs.append
+    rnode, rns, rbase, rout = int(recv[0]), recv[1], load(recv[2]), recv[3]
+    r_now = snap(rns, rout)
+    members = [(rnode, rns, rbase, r_now)]
+    sent_to_r = [0] * 16
+    r_hash = {n["node_id"]: n for n in r_now["nodes"]["nodes"]}
+    for node, ns, base, out, pattern in sends:
+        node = int(node)
+        now = snap(ns, out)
+        members.append((node, ns, load(base), now))
+        files = sorted(glob.glob(pattern))
+        if not files:
+            err("node %d: no icsctl send replies in %s" % (node, pattern))
+        for f in files:
+            ch = f.rsplit(".", 1)[1]
+            try:
+                r = load(f)
+            except (OSError, ValueError) as e:
+                with open(f + ".err") as fe:
+                    why = fe.read().strip()
+                err("node %d %s: no JSON reply (%s): %s" % (node, ch, e, why))
+                continue
+            want = counts.get(ch, r["sent"])
+            if not (r["sent"] == r["done"] == want and r["failed"] == 0):
+                err("node %d %s: sent %d done %d failed %d (first error %s), want %d sent "
+                    "and done, 0 failed" % (node, ch, r["sent"], r["done"], r["failed"],
+                                            errno_name(r), want))
+            sent_to_r[CHANNELS.index(ch)] += r["sent"]
+        s_nodes = {n["node_id"]: n for n in now["nodes"]["nodes"]}
+        tx = s_nodes.get(rnode, {}).get("tx_testhash")
+        rx = r_hash.get(node, {}).get("rx_testhash")
+        if tx is None or rx is None:
+            err("node %d -> %d: test hashes missing (tx %s, rx %s)" % (node, rnode, tx, rx))
+        else:
+            for ch in CHANNELS:
+                if tx[ch] != rx[ch]:
+                    err("node %d -> %d %s: sender tx_testhash %08x != receiver rx_testhash "
+                        "%08x (lost, duplicated or reordered)" % (node, rnode, ch, tx[ch], rx[ch]))
+    a, b = rbase["chan"]["channels"], r_now["chan"]["channels"]
+    for c, ch in enumerate(CHANNELS):
+        ok = b[c]["rx_pattern_ok"] - a[c]["rx_pattern_ok"]
+        bad = b[c]["rx_pattern_bad"] - a[c]["rx_pattern_bad"]
+        if ok != sent_to_r[c] or bad:
+            err("node %d %s: rx_pattern_ok grew by %d, want %d; rx_pattern_bad by %d, want 0"
+                % (rnode, ch, ok, sent_to_r[c], bad))
+    total = {}
+    for node, ns, base, now in members:
+        st, bst = now["show"]["stats"], base["show"]["stats"]
+        for k in st:
+            total[k] = total.get(k, 0) + st[k] - bst.get(k, 0)
+        for k in ("msgs_failed", "tx_errors"):
+            if st[k] != bst[k]:
+                err("node %d: %s grew by %d, want 0" % (node, k, st[k] - bst[k]))
+    info = " ".join("%s=%d" % (k, total[k]) for k in (
+        "tx_retransmits", "rx_dup_frames", "rx_ooo_frames", "rx_bad_check", "rx_over_window",
+        "link_resets", "rx_dup_msgs", "msgs_done", "tx_acks") if k in total)
+    print("# counters grew (all members): " + info)
+    for k in saw:
+        if total.get(k, 0) <= 0:
+            err("%s did not grow on any member: the impairment was not seen" % k)
     return errs
 
 
@@ -346,6 +498,8 @@ def main(argv):
             errs = cmd_check(args)
         elif cmd == "inj-check":
             errs = cmd_inj_check(args)
+        elif cmd == "stress-check":
+            errs = stress_errors(args)
         else:
             print(__doc__, file=sys.stderr)
             return 2

@@ -38,9 +38,12 @@ ICS_CHANNELS=(BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM T
 ICS_CH_TEST=14
 ICS_CH_CNX=15
 ICS_HELLO_LONG=3600000	# hello_ms that keeps periodic hellos out of a test
+ICS_INJECT=$ICS_SRC_DIR/ics_inject
+# sizeof(struct ics_wire_hdr), from the UAPI header through ics_inject.
+ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 48)
 ICS_HIST_LABELS="0 1 2 4 8 16 32 64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m 2m 4m 8m 16m more"
-ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx"
-ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict"
+ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain"
+ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check"
 # Kernel log lines that fail a test run (also used by scripts/vmtest.sh).
 ICS_DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|possible recursive locking|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
 ICS_DMESG_OK='loading out-of-tree module taints kernel|module verification failed|ics-selftest: '
@@ -261,6 +264,74 @@ veth_add()
 
 mac_of() { ip -n "$1" -j link show dev "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
 
+# Two members, the commonest topology: NS_A (node 1, veth0 MAC_A) and NS_B
+# (node 2, veth0 MAC_B) on one veth pair.
+NS_A=$ICS_PFX-a
+NS_B=$ICS_PFX-b
+MAC_A=02:00:00:00:00:01
+MAC_B=02:00:00:00:00:02
+
+# pair_add [MTU]: the two netns and their veth pair (module loaded already).
+pair_add()
+{
+	ns_add "$NS_A" && ns_add "$NS_B" || return 1
+	veth_add "$NS_A" veth0 $MAC_A "$NS_B" veth0 $MAC_B "${1:-1500}" || return 1
+	: > "$ICS_TMP/sends"
+}
+
+# pair_bind: bind node 1 and node 2, each reachable by the other.
+pair_bind()
+{
+	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
+}
+
+# pair_setup [INSMOD PARAMS...]: load the module (default hello_ms long, so
+# periodic hellos stay out of the counters), two bound members.
+pair_setup()
+{
+	ics_load "${@:-hello_ms=$ICS_HELLO_LONG}" && pair_add && pair_bind
+}
+
+# Members on one bridge (netns NS_BR, br0): member n (1..) in netns
+# ${ICS_MEMBER_NS[n]}, eth0 02:00:00:00:00:0n, bridge port pn. Bridge ports
+# get MTU 9000 so members can change theirs; members start at 1500.
+NS_BR=$ICS_PFX-br
+ICS_MEMBER_NS=("")
+
+# bridge_add N: the bridge and N members (module loaded already).
+bridge_add()
+{
+	local n
+	ns_add "$NS_BR" || return 1
+	ip -n "$NS_BR" link add br0 type bridge || return 1
+	ip -n "$NS_BR" link set br0 up || return 1
+	for ((n = 1; n <= $1; n++)); do
+		ICS_MEMBER_NS[n]=$ICS_PFX-m$n
+		ns_add "${ICS_MEMBER_NS[n]}" || return 1
+		veth_add "${ICS_MEMBER_NS[n]}" eth0 02:00:00:00:00:0$n \
+			"$NS_BR" p$n 02:00:00:00:01:0$n 9000 || return 1
+		ip -n "${ICS_MEMBER_NS[n]}" link set eth0 mtu 1500 || return 1
+		ip -n "$NS_BR" link set p$n master br0 || return 1
+	done
+	: > "$ICS_TMP/sends"
+}
+
+# bridge_bind N: bind members 1..N as nodes 1..N; every pair reachable.
+bridge_bind()
+{
+	local n m
+	for ((n = 1; n <= $1; n++)); do
+		ics_bind "${ICS_MEMBER_NS[n]}" eth0 $n || return 1
+	done
+	for ((n = 1; n <= $1; n++)); do
+		for ((m = 1; m <= $1; m++)); do
+			[ $n = $m ] && continue
+			wait_reachable "${ICS_MEMBER_NS[n]}" $m || return 1
+		done
+	done
+}
+
 # ------------------------------------------------------ ics commands ------
 
 ics_bind()	# NS DEV NODE [CLUSTER]
@@ -287,6 +358,18 @@ ics_send()
 	out=$(in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" 2>&1) ||
 		{ fail "node $src: icsctl send node $dst channel $ch size $size count $count: $out"; return 1; }
 	echo "$src $dst $(ch_id "$ch") $size $count" >> "$ICS_TMP/sends"
+}
+
+# send_json NS DST CHANNEL SIZE COUNT OUT [OPTIONS...]: icsctl send with
+# OPTIONS (--wait, --mixed, --nonblock, --timeout MS), its JSON reply
+# ({"sent", "done", "failed", "error", "errno"}) into OUT and its stderr
+# into OUT.err; returns icsctl's exit code.
+send_json()
+{
+	local ns=$1 dst=$2 ch=$3 size=$4 count=$5 out=$6
+	shift 6
+	in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" \
+		"$@" -j > "$out" 2> "$out.err"
 }
 
 # ------------------------------------------------------------ JSON -------
@@ -333,6 +416,19 @@ node_get()	# NS NODE KEY
 {
 	in_ns "$1" icstat -j nodes |
 		jget "next(n for n in j[\"nodes\"] if n[\"node_id\"] == $2)[\"$3\"]"
+}
+
+# link_get NS NODE KEY...: a field of the link to NODE (icstat -j links),
+# e.g. link_get A 2 queue CFS
+link_get()
+{
+	local ns=$1 node=$2 expr f
+	shift 2
+	expr="next(l for l in j[\"links\"] if l[\"node\"] == $node)"
+	for f in "$@"; do
+		expr="$expr[\"$f\"]"
+	done
+	in_ns "$ns" icstat -j links | jget "$expr"
 }
 
 # ------------------------------------------------------------ waits ------

@@ -15,8 +15,6 @@
 
 . "$(dirname "$0")/lib.sh"
 
-NS_A=$ICS_PFX-a
-NS_B=$ICS_PFX-b
 : "${ICS_YNL_DIR:=$ICS_TOP/build/ksft/tools/net/ynl}"
 SPEC=$ICS_TOP/Documentation/netlink/specs/ics.yaml
 SCHEMA=$ICS_YNL_DIR/../../../Documentation/netlink/genetlink.yaml
@@ -29,12 +27,7 @@ ynl() { in_ns "$1" python3 "$ICS_YNL_DIR/cli.py" --spec "$SPEC" --no-schema --ou
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG || return 1
-	ns_add "$NS_A" && ns_add "$NS_B" || return 1
-	veth_add "$NS_A" veth0 02:00:00:00:00:01 "$NS_B" veth0 02:00:00:00:00:02 || return 1
-	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
-	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1 || return 1
-	: > "$ICS_TMP/sends"
+	pair_setup || return 1
 	ics_send "$NS_A" 1 2 CFS 300 7 && ics_send "$NS_A" 1 2 DRD 70000 2 &&
 		ics_send "$NS_A" 1 2 DLM 0 3 && ics_send "$NS_B" 2 1 KCH 4096 5 || return 1
 	ics_wait_rx "$NS_B" 2 12 60 && ics_wait_rx "$NS_A" 1 5 60

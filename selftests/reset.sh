@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # reset.sh - `icsctl reset` zeroes every counter of its own netns instance
-# (channels, histograms, nodes, stats) and nothing else; an unprivileged
+# (channels, histograms, nodes, links, stats) and nothing else; an unprivileged
 # user can read every statistic but can neither reset, bind nor send.
 #
 #   netns ics$$-a                         netns ics$$-b
@@ -15,23 +15,11 @@
 
 . "$(dirname "$0")/lib.sh"
 
-NS_A=$ICS_PFX-a
-NS_B=$ICS_PFX-b
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 EPERM_RE='icsctl: [a-z]+: Operation not permitted \(need CAP_NET_ADMIN\)'
 
 ics_init setpriv
 ktap_set_plan 8
-
-setup()
-{
-	ics_load hello_ms=$ICS_HELLO_LONG || return 1
-	ns_add "$NS_A" && ns_add "$NS_B" || return 1
-	veth_add "$NS_A" veth0 02:00:00:00:00:01 "$NS_B" veth0 02:00:00:00:00:02 || return 1
-	ics_bind "$NS_A" veth0 1 && ics_bind "$NS_B" veth0 2 || return 1
-	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1 || return 1
-	: > "$ICS_TMP/sends"
-}
 
 # counters_zero SNAP: print every non-zero counter; exit 1 if any.
 counters_zero()
@@ -58,6 +46,12 @@ for n in s["nodes"]["nodes"]:
     for k in ("tx_msgs", "tx_bytes", "rx_msgs", "rx_bytes"):
         if n[k]:
             bad.append("node %d %s = %d" % (n["node_id"], k, n[k]))
+LINK_COUNTERS = ("tx_frames retransmits fast_retransmits timeouts rx_frames duplicates "
+                 "out_of_order crc_errors tx_acks rx_acks resets msgs_done msgs_failed").split()
+for l in s["links"]["links"]:
+    for k in LINK_COUNTERS:
+        if l.get(k):
+            bad.append("link to node %d %s = %d" % (l["node"], k, l[k]))
 for b in bad[:40]:
     print("# FAIL: not zero: " + b)
 sys.exit(1 if bad else 0)
@@ -101,7 +95,7 @@ EOF
 nobody_reads()
 {
 	local cmd rc=0
-	for cmd in "show" "channels" "nodes" "chanhisttot" "-j show" "-j channels" "-j nodes" "-j chanhisttot"; do
+	for cmd in "show" "channels" "nodes" "chanhisttot" "links" "-j show" "-j channels" "-j nodes" "-j chanhisttot" "-j links"; do
 		# shellcheck disable=SC2086
 		if ! in_ns "$NS_A" "${NOBODY[@]}" icstat $cmd > "$ICS_TMP/nobody" 2> "$ICS_TMP/nobody.err"; then
 			fail "uid 65534: icstat $cmd: $(cat "$ICS_TMP/nobody.err")"
@@ -174,16 +168,21 @@ after_reset()
 		jget '"%d %d %d" % (j["channels"][14]["tx"]["msgs"], j["channels"][14]["tx"]["bytes"], j["channels"][14]["tx"]["hist"][11])')
 	assert_eq "node 1 TEST tx msgs, bytes, row 1k" "4 4000 4" "$out" || return 1
 	assert_eq "node 1: node 2 tx_msgs" 4 "$(node_get "$NS_A" 2 tx_msgs)" || return 1
-	assert_eq "node 1 stats tx_frames" 4 "$(stat_get "$NS_A" tx_frames)"
+	assert_eq "node 1 link to node 2: data frames sent" 4 "$(link_get "$NS_A" 2 tx_frames)" || return 1
+	# Every frame node 1 handed to the NIC since the reset: those 4, and
+	# whatever retransmits, hellos, acks and resets it counted.
+	out=$(in_ns "$NS_A" icstat -j show | jget 'j["stats"]["tx_frames"] - sum(j["stats"][k]
+		for k in ("tx_retransmits", "hello_tx", "tx_acks", "tx_resets"))')
+	assert_eq "node 1 stats tx_frames - retransmits - hellos - acks - resets" 4 "$out"
 }
 
-setup || ics_bail "setup failed"
+pair_setup || ics_bail "setup failed"
 ics_case "traffic makes every kind of counter non-zero" traffic
-ics_case "uid 65534 can read icstat show/channels/nodes/chanhisttot, text and JSON" nobody_reads
+ics_case "uid 65534 can read icstat show/channels/nodes/chanhisttot/links, text and JSON" nobody_reads
 ics_case "uid 65534: icsctl reset refused with EPERM, counters unchanged" nobody_reset
 ics_case "uid 65534: icsctl bind refused with EPERM" nobody_bind
 ics_case "uid 65534: icsctl send refused with EPERM, nothing sent" nobody_send
-ics_case "icsctl reset zeroes every channel, histogram, node and stats counter of its netns only" root_reset
+ics_case "icsctl reset zeroes every channel, histogram, node, link and stats counter of its netns only" root_reset
 ics_case "after reset, counting starts from zero" after_reset
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 ktap_finished

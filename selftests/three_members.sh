@@ -14,44 +14,29 @@
 #   +--------------+--+ +-------+---------+ ++----------------+
 #   | eth0 ..:00:01   | | eth0 ..:00:02   | | eth0 ..:00:03   |
 #   | ics node 1      | | ics node 2      | | ics node 3      |
-#   | netns ics$$-a   | | netns ics$$-b   | | netns ics$$-c   |
+#   | netns ics$$-m1  | | netns ics$$-m2  | | netns ics$$-m3  |
 #   +-----------------+ +-----------------+ +-----------------+
 #
 # Module loaded with hello_ms=3600000 (hellos accounted on channel CNX).
 
 . "$(dirname "$0")/lib.sh"
 
-NS_BR=$ICS_PFX-br
-NS=("" "$ICS_PFX-a" "$ICS_PFX-b" "$ICS_PFX-c")	# index = node id
-
 ics_init
 ktap_set_plan 4
 
 setup()
 {
-	local n
-	ics_load hello_ms=$ICS_HELLO_LONG || return 1
-	ns_add "$NS_BR" || return 1
-	ip -n "$NS_BR" link add br0 type bridge || return 1
-	ip -n "$NS_BR" link set br0 up || return 1
-	for n in 1 2 3; do
-		ns_add "${NS[$n]}" || return 1
-		veth_add "${NS[$n]}" eth0 02:00:00:00:00:0$n "$NS_BR" p$n 02:00:00:00:01:0$n || return 1
-		ip -n "$NS_BR" link set p$n master br0 || return 1
-	done
-	: > "$ICS_TMP/sends"
+	ics_load hello_ms=$ICS_HELLO_LONG && bridge_add 3 || return 1
+	NS=("${ICS_MEMBER_NS[@]}")	# index = node id
 }
 
 bind_all()
 {
 	local n m
-	for n in 1 2 3; do
-		ics_bind "${NS[$n]}" eth0 $n || return 1
-	done
+	bridge_bind 3 || return 1
 	for n in 1 2 3; do
 		for m in 1 2 3; do
 			[ $n = $m ] && continue
-			wait_reachable "${NS[$n]}" $m || return 1
 			assert_eq "node $n: address of node $m" 02:00:00:00:00:0$m \
 				"$(node_get "${NS[$n]}" $m address)" || return 1
 		done
