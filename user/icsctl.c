@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * icsctl - configure ics (bind, unbind, reset counters) and drive its
- * in-kernel traffic generator. Changes need CAP_NET_ADMIN.
+ * icsctl - configure ics (bind, unbind, reset counters, channel priorities)
+ * and drive its in-kernel traffic generator. Changes need CAP_NET_ADMIN.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,13 +25,20 @@ static void usage(FILE *f)
 		"  unbind                           unbind it (counters survive)\n"
 		"  reset                            zero every counter\n"
 		"  show [-j] [-p] [-n]              instance state and counters, as icstat show\n"
-		"  send node N channel NAME size BYTES count K\n"
+		"  send node N channel NAME size BYTES count K [OPTIONS]\n"
 		"                                   send K test messages of BYTES bytes\n"
 		"                                   (suffix k or m: 1k = 1024, 16m = 16777216)\n"
+		"      --wait         wait until each message is acknowledged or failed\n"
+		"      --nonblock     stop at the first full queue instead of waiting\n"
+		"      --mixed        sizes spread over 0..BYTES (log-uniform)\n"
+		"      --ping         one at a time, each answered: round-trip times\n"
+		"      --timeout MS   longest wait for queue space (kernel default 10000)\n"
+		"      -j, -p         the reply as JSON, pretty-printed with -p\n"
+		"  prio CHANNEL LEVEL               send priority of CHANNEL: 0 (first) to %d\n"
 		"  help                             this text\n"
 		"\n"
 		"Channels: BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST\n"
-		"CNX (case-insensitive), or their ids 0..15.\n");
+		"CNX (case-insensitive), or their ids 0..15.\n", ICS_PRIO_LEVELS - 1);
 }
 
 /*
@@ -132,23 +141,30 @@ static int cmd_reset(int argc, char **argv)
 	return run("reset", new_msg(ICS_CMD_RESET_STATS), NULL, NULL);
 }
 
-static struct icsnl_fmt show_fmt;
+/* -j, -p (show and send), -n (show only): before the command or after it */
+static struct icsnl_fmt out_fmt;
+
+static bool fmt_opt(const char *arg)
+{
+	if (!strcmp(arg, "-j"))
+		out_fmt.json = true;
+	else if (!strcmp(arg, "-p"))
+		out_fmt.json = out_fmt.pretty = true;
+	else if (!strcmp(arg, "-n"))
+		out_fmt.raw = true;
+	else
+		return false;
+	return true;
+}
 
 static int cmd_show(int argc, char **argv)
 {
 	struct ics_instance in;
 	int err, i;
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-j"))
-			show_fmt.json = true;
-		else if (!strcmp(argv[i], "-p"))
-			show_fmt.json = show_fmt.pretty = true;
-		else if (!strcmp(argv[i], "-n"))
-			show_fmt.raw = true;
-		else
+	for (i = 0; i < argc; i++)
+		if (!fmt_opt(argv[i]))
 			icsnl_usage_err("show: unexpected argument \"%s\"", argv[i]);
-	}
 
 	nl_open();
 	err = ics_get_instance(&nl, &in);
@@ -156,25 +172,92 @@ static int cmd_show(int argc, char **argv)
 		icsnl_perror(&nl, "show", err);
 		return 1;
 	}
-	ics_print_show(&in, &show_fmt);
+	ics_print_show(&in, &out_fmt);
 	return 0;
 }
 
-static int sent_cb(struct nlattr **tb, void *arg)
+/*
+ * send's options, anywhere among its KEY VALUE arguments, which are moved to
+ * the front of argv in their order; returns their number.
+ */
+static int send_opts(int argc, char **argv, uint32_t *flags, const char **timeout)
 {
-	if (tb[ICS_A_TEST_SENT])
-		*(uint32_t *)arg = nla_get_u32(tb[ICS_A_TEST_SENT]);
-	return 0;
+	/* a flag option returns 0x100 | its ICS_TEST_F_* bit */
+	static const struct option long_opts[] = {
+		{ "wait", no_argument, NULL, 0x100 | ICS_TEST_F_WAIT },
+		{ "nonblock", no_argument, NULL, 0x100 | ICS_TEST_F_NONBLOCK },
+		{ "mixed", no_argument, NULL, 0x100 | ICS_TEST_F_MIXED },
+		{ "ping", no_argument, NULL, 0x100 | ICS_TEST_F_PING },
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, n = 0;
+
+	/* argv[-1] is "send", getopt's program name; "-" returns the others as 1 */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc + 1, argv - 1, "-:jp", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			argv[n++] = optarg;
+			break;
+		case 'j':
+			fmt_opt("-j");
+			break;
+		case 'p':
+			fmt_opt("-p");
+			break;
+		case 't':
+			*timeout = optarg;
+			break;
+		default:
+			if (c & 0x100)
+				*flags |= c & ICS_TEST_F_ALL;
+			else
+				icsnl_opt_err("send: ", c, argv - 1);
+		}
+	}
+	while (optind <= argc)	/* what followed "--" */
+		argv[n++] = argv[optind++ - 1];
+	return n;
+}
+
+/* The text report; the JSON one is ics_test_json(). */
+static void send_print(const struct ics_test_result *r, uint32_t flags, uint32_t count,
+		       uint32_t size, uint32_t node, unsigned int chan)
+{
+	char buf[ICS_NUMBUF];
+	int i;
+
+	printf("sent %" PRIu32, r->sent);
+	if (r->sent != count)
+		printf(" of %" PRIu32, count);
+	printf(" messages of %s%" PRIu32 " bytes to node %" PRIu32 " on channel %s\n",
+	       flags & ICS_TEST_F_MIXED ? "0.." : "", size, node, ics_channel_names[chan]);
+	/* without WAIT or PING, done counts only what was acknowledged by then */
+	if (flags & (ICS_TEST_F_WAIT | ICS_TEST_F_PING) || r->failed)
+		printf("done %" PRIu32 ", failed %" PRIu32 "\n", r->done, r->failed);
+	if (!r->have_rtt)
+		return;
+	printf("rtt count %" PRIu32, r->rtt_count);
+	for (i = 0; i < ICS_RTT_STATS; i++)
+		printf(", %s %s us", ics_rtt_names[i], icsnl_fmt_us(buf, r->rtt_ns[i]));
+	putchar('\n');
 }
 
 static int cmd_send(int argc, char **argv)
 {
 	static const char *const keys[] = { "node", "channel", "size", "count", NULL };
-	const char *vals[4] = { NULL };
-	uint32_t node, size, count, sent;
+	const char *vals[4] = { NULL }, *timeout_arg = NULL;
+	uint32_t node, size, count, flags = 0, timeout = 0;
+	struct ics_test_result r = { 0 };
 	unsigned int chan;
 	struct nl_msg *msg;
+	struct json j;
 
+	argc = send_opts(argc, argv, &flags, &timeout_arg);
+	if (out_fmt.raw)
+		icsnl_usage_err("send: option -n is for show only");
 	parse_keys("send", argc, argv, keys, vals);
 	need("send", vals[0], "node N");
 	need("send", vals[1], "channel NAME");
@@ -184,22 +267,64 @@ static int cmd_send(int argc, char **argv)
 	chan = icsnl_arg_channel(vals[1]);
 	size = icsnl_arg_size("size", vals[2]);
 	count = icsnl_arg_u32("count", vals[3]);
+	if (timeout_arg)
+		timeout = icsnl_arg_u32("timeout", timeout_arg);
 
+	/* Flags and timeout only when asked for: an older kernel knows neither. */
 	msg = new_msg(ICS_CMD_SEND_TEST);
 	if (nla_put_u32(msg, ICS_A_NODE_ID, node) ||
 	    nla_put_u32(msg, ICS_A_TEST_CHANNEL, chan) ||
 	    nla_put_u32(msg, ICS_A_TEST_SIZE, size) ||
-	    nla_put_u32(msg, ICS_A_TEST_COUNT, count)) {
+	    nla_put_u32(msg, ICS_A_TEST_COUNT, count) ||
+	    (flags && nla_put_u32(msg, ICS_A_TEST_FLAGS, flags)) ||
+	    (timeout_arg && nla_put_u32(msg, ICS_A_TEST_TIMEOUT_MS, timeout))) {
 		nlmsg_free(msg);
 		icsnl_perror(NULL, "send", -ENOMEM);
 		return 1;
 	}
-	sent = count;
-	if (run("send", msg, sent_cb, &sent))
+	r.sent = count;		/* what a kernel without ICS_A_TEST_SENT did */
+	if (run("send", msg, ics_test_parse, &r))
 		return 1;
-	printf("sent %u messages of %u bytes to node %u on channel %s\n", sent, size, node,
-	       ics_channel_names[chan]);
-	return 0;
+	if (out_fmt.json) {
+		json_init(&j, stdout, out_fmt.pretty);
+		ics_test_json(&j, &r);
+	} else {
+		send_print(&r, flags, count, size, node, chan);
+	}
+	if (ics_test_ok(&r, count))
+		return 0;
+	/* Counts are on stdout; the error line is the usual one. */
+	if (r.error)
+		icsnl_perror(&nl, "send", -r.error);
+	else
+		icsnl_err("send: %" PRIu32 " of %" PRIu32 " messages sent, %" PRIu32 " failed",
+			  r.sent, count, r.failed);
+	return 1;
+}
+
+static int cmd_prio(int argc, char **argv)
+{
+	unsigned int chan, prio;
+	struct nl_msg *msg;
+	struct nlattr *nest;
+
+	if (argc < 1)
+		icsnl_usage_err("prio: missing CHANNEL");
+	if (argc < 2)
+		icsnl_usage_err("prio: missing LEVEL (0..%d)", ICS_PRIO_LEVELS - 1);
+	no_args("prio", argc - 2, argv + 2);
+	chan = icsnl_arg_channel(argv[0]);
+	prio = icsnl_arg_prio(argv[1]);
+
+	msg = new_msg(ICS_CMD_SET_CHANNEL);
+	nest = nla_nest_start(msg, ICS_A_CHANNEL);
+	if (!nest || nla_put_u32(msg, ICS_CHAN_A_ID, chan) ||
+	    nla_put_u8(msg, ICS_CHAN_A_PRIO, prio) || nla_nest_end(msg, nest)) {
+		nlmsg_free(msg);
+		icsnl_perror(NULL, "prio", -ENOMEM);
+		return 1;
+	}
+	return run("prio", msg, NULL, NULL);
 }
 
 /*
@@ -215,6 +340,7 @@ static const struct command {
 	{ "reset", cmd_reset },
 	{ "show", cmd_show },
 	{ "send", cmd_send },
+	{ "prio", cmd_prio },
 };
 
 int main(int argc, char **argv)
@@ -224,18 +350,12 @@ int main(int argc, char **argv)
 	int i, ret;
 
 	icsnl_prog = "icsctl";
-	/* Options before the command are show's: "icsctl -j show" */
+	/* Options before the command are show's or send's: "icsctl -j show" */
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "-j")) {
-			show_fmt.json = true;
-		} else if (!strcmp(argv[i], "-p")) {
-			show_fmt.json = show_fmt.pretty = true;
-		} else if (!strcmp(argv[i], "-n")) {
-			show_fmt.raw = true;
-		} else {
+		} else if (!fmt_opt(argv[i])) {
 			icsnl_usage_err("unknown option \"%s\" (try \"icsctl help\")", argv[i]);
 		}
 	}
@@ -250,8 +370,10 @@ int main(int argc, char **argv)
 			cmd = &commands[k];
 	if (!cmd)
 		icsnl_usage_err("unknown command \"%s\" (try \"icsctl help\")", argv[i]);
-	if (cmd->fn != cmd_show && (show_fmt.json || show_fmt.raw))
-		icsnl_usage_err("%s: options -j, -p and -n are for show only", cmd->name);
+	if (cmd->fn != cmd_show && out_fmt.raw)
+		icsnl_usage_err("%s: option -n is for show only", cmd->name);
+	if (cmd->fn != cmd_show && cmd->fn != cmd_send && out_fmt.json)
+		icsnl_usage_err("%s: options -j and -p are for show and send only", cmd->name);
 
 	ret = cmd->fn(argc - i - 1, argv + i + 1);
 	icsnl_close(&nl);

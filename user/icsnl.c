@@ -2,8 +2,10 @@
 /*
  * icsnl - code shared by icstat and icsctl.
  */
+#define _GNU_SOURCE		/* strerrorname_np() */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -61,6 +63,17 @@ void icsnl_usage_err(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+void icsnl_opt_err(const char *prefix, int c, char **argv)
+{
+	if (c == ':')
+		icsnl_usage_err("%soption \"%s\" needs a value", prefix, argv[optind - 1]);
+	if (optopt)
+		icsnl_usage_err("%sunknown option \"-%c\" (try \"%s help\")", prefix, optopt,
+				icsnl_prog);
+	icsnl_usage_err("%sunknown option \"%s\" (try \"%s help\")", prefix, argv[optind - 1],
+			icsnl_prog);
+}
+
 /* Report a failed write to stdout (full disk, closed pipe): 0 or -1. */
 int icsnl_flush_stdout(void)
 {
@@ -116,6 +129,15 @@ int icsnl_parse_channel(const char *s)
 	return -1;
 }
 
+int icsnl_parse_prio(const char *s)
+{
+	uint32_t v;
+
+	if (icsnl_parse_u32(s, &v) || v >= ICS_PRIO_LEVELS)
+		return -1;
+	return v;
+}
+
 uint32_t icsnl_arg_u32(const char *what, const char *s)
 {
 	uint32_t v;
@@ -149,6 +171,16 @@ unsigned int icsnl_arg_channel(const char *s)
 	icsnl_usage_err("unknown channel \"%s\"; valid channels:%s", s, list);
 }
 
+unsigned int icsnl_arg_prio(const char *s)
+{
+	int prio = icsnl_parse_prio(s);
+
+	if (prio < 0)
+		icsnl_usage_err("invalid priority \"%s\" (0..%d, 0 is served first)", s,
+				ICS_PRIO_LEVELS - 1);
+	return prio;
+}
+
 /* Counts: 999 -> "999", 1999 -> "1k", 183456789 -> "183m"; raw: plain decimal. */
 const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw)
 {
@@ -161,6 +193,27 @@ const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw)
 		snprintf(buf, ICS_NUMBUF, "%" PRIu64 "%c", v, suffix[i - 1]);
 	else
 		snprintf(buf, ICS_NUMBUF, "%" PRIu64, v);
+	return buf;
+}
+
+const char *icsnl_fmt_us(char *buf, uint64_t ns)
+{
+	uint64_t tenths = ns / 100 + (ns % 100 >= 50);
+
+	snprintf(buf, ICS_NUMBUF, "%" PRIu64 ".%" PRIu64, tenths / 10, tenths % 10);
+	return buf;
+}
+
+const char *icsnl_errno_name(char *buf, int err)
+{
+	const char *name;
+
+	if (err < 0 && err != INT32_MIN)
+		err = -err;
+	name = strerrorname_np(err);
+	if (name)
+		return name;
+	snprintf(buf, ICS_NUMBUF, "errno %d", err);
 	return buf;
 }
 
@@ -272,6 +325,22 @@ void json_str(struct json *j, const char *key, const char *s)
 	json_string(j->f, s);
 }
 
+void json_null(struct json *j, const char *key)
+{
+	json_member(j, key);
+	fputs("null", j->f);
+}
+
+void json_chan_values(struct json *j, const char *key, const uint64_t *v)
+{
+	int i;
+
+	json_obj_begin(j, key);
+	for (i = 0; i < ICS_CHANNELS; i++)
+		json_u64(j, ics_channel_names[i], v[i]);
+	json_obj_end(j);
+}
+
 /* Netlink */
 
 static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
@@ -292,6 +361,15 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_TEST_SIZE]	= { .type = NLA_U32 },
 	[ICS_A_TEST_COUNT]	= { .type = NLA_U32 },
 	[ICS_A_TEST_SENT]	= { .type = NLA_U32 },
+	[ICS_A_LINK]		= { .type = NLA_NESTED },
+	[ICS_A_TEST_FLAGS]	= { .type = NLA_U32 },
+	[ICS_A_TEST_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[ICS_A_TEST_DONE]	= { .type = NLA_U32 },
+	[ICS_A_TEST_FAILED]	= { .type = NLA_U32 },
+	[ICS_A_TEST_ERROR]	= { .type = NLA_U32 },
+	[ICS_A_TEST_RTT]	= { .type = NLA_NESTED },
+	[ICS_A_LINK_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[ICS_A_LINK_WINDOW]	= { .type = NLA_U32 },
 };
 
 int icsnl_open(struct icsnl *nl)
@@ -352,6 +430,21 @@ struct nl_msg *icsnl_msg(struct icsnl *nl, uint8_t cmd, int flags)
 uint64_t icsnl_get_u64(const struct nlattr *a)
 {
 	return a ? nla_get_u64((struct nlattr *)a) : 0;
+}
+
+void icsnl_parse_indexed(const struct nlattr *nest, uint64_t *v, int n, int size)
+{
+	struct nlattr *a;
+	int rem, i;
+
+	if (!nest)
+		return;
+	nla_for_each_nested(a, (struct nlattr *)nest, rem) {
+		i = nla_type(a) - 1;	/* padding falls outside */
+		if (i < 0 || i >= n || nla_len(a) < size)
+			continue;
+		v[i] = size == 8 ? nla_get_u64(a) : nla_get_u32(a);
+	}
 }
 
 struct request {
@@ -540,7 +633,7 @@ static int instance_cb(struct nlattr **tb, void *arg)
 
 	for (i = 0; i <= ICS_A_MAX; i++)
 		if (tb[i])
-			in->have |= 1U << i;
+			in->have |= 1ULL << i;
 	if (tb[ICS_A_STATE])
 		in->state = nla_get_u8(tb[ICS_A_STATE]);
 	if (tb[ICS_A_IFNAME])
@@ -553,6 +646,8 @@ static int instance_cb(struct nlattr **tb, void *arg)
 	get_u32(tb[ICS_A_MTU], &in->mtu);
 	get_u32(tb[ICS_A_MSG_MAX], &in->msg_max);
 	get_u32(tb[ICS_A_HELLO_MS], &in->hello_ms);
+	get_u32(tb[ICS_A_LINK_TIMEOUT_MS], &in->link_timeout_ms);
+	get_u32(tb[ICS_A_LINK_WINDOW], &in->link_window);
 	in->reset_age_ms = icsnl_get_u64(tb[ICS_A_RESET_AGE_MS]);
 	if (tb[ICS_A_STATS]) {
 		nla_for_each_nested(a, tb[ICS_A_STATS], rem) {
@@ -606,6 +701,21 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_REASM_NOMEM]		= "reasm_nomem",
 	[ICS_STAT_HELLO_TX]		= "hello_tx",
 	[ICS_STAT_HELLO_RX]		= "hello_rx",
+	[ICS_STAT_RX_BAD_CHECK]		= "rx_bad_check",
+	[ICS_STAT_RX_BAD_SESSION]	= "rx_bad_session",
+	[ICS_STAT_TX_RETRANSMITS]	= "tx_retransmits",
+	[ICS_STAT_RX_DUP_FRAMES]	= "rx_dup_frames",
+	[ICS_STAT_RX_OOO_FRAMES]	= "rx_ooo_frames",
+	[ICS_STAT_RX_OVER_WINDOW]	= "rx_over_window",
+	[ICS_STAT_TX_ACKS]		= "tx_acks",
+	[ICS_STAT_RX_ACKS]		= "rx_acks",
+	[ICS_STAT_TX_RESETS]		= "tx_resets",
+	[ICS_STAT_RX_RESETS]		= "rx_resets",
+	[ICS_STAT_LINK_RESETS]		= "link_resets",
+	[ICS_STAT_MSGS_DONE]		= "msgs_done",
+	[ICS_STAT_MSGS_FAILED]		= "msgs_failed",
+	[ICS_STAT_RX_DUP_MSGS]		= "rx_dup_msgs",
+	[ICS_STAT_TX_EAGAIN]		= "tx_eagain",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */
@@ -630,7 +740,7 @@ static void show_str(struct json *j, const char *key, const char *s)
 
 static bool have(const struct ics_instance *in, int attr)
 {
-	return in->have & (1U << attr);
+	return in->have & (1ULL << attr);
 }
 
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
@@ -664,6 +774,10 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		show_u64(j, fmt, "msg_max", in->msg_max, false);
 	if (have(in, ICS_A_HELLO_MS))
 		show_u64(j, fmt, "hello_ms", in->hello_ms, false);
+	if (have(in, ICS_A_LINK_TIMEOUT_MS))
+		show_u64(j, fmt, "link_timeout_ms", in->link_timeout_ms, false);
+	if (have(in, ICS_A_LINK_WINDOW))
+		show_u64(j, fmt, "link_window", in->link_window, false);
 	if (have(in, ICS_A_RESET_AGE_MS))
 		show_u64(j, fmt, "reset_age_ms", in->reset_age_ms, false);
 	if (j)
@@ -679,4 +793,170 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		json_obj_end(j);
 		json_obj_end(j);
 	}
+}
+
+/* ICS_CMD_GET_LINKS */
+
+/* Key (the ICS_LINK_A_* name in lower case) and width: 4, 8, or 0 for the nest. */
+static const struct {
+	const char *key;
+	int size;
+} link_attrs[ICS_LINK_A_MAX + 1] = {
+	[ICS_LINK_A_NODE]		= { "node", 4 },
+	[ICS_LINK_A_TX_SESSION]		= { "tx_session", 4 },
+	[ICS_LINK_A_RX_SESSION]		= { "rx_session", 4 },
+	[ICS_LINK_A_SND_UNA]		= { "snd_una", 4 },
+	[ICS_LINK_A_SND_NXT]		= { "snd_nxt", 4 },
+	[ICS_LINK_A_RCV_NXT]		= { "rcv_nxt", 4 },
+	[ICS_LINK_A_CWND]		= { "cwnd", 4 },
+	[ICS_LINK_A_SSTHRESH]		= { "ssthresh", 4 },
+	[ICS_LINK_A_INFLIGHT]		= { "inflight", 4 },
+	[ICS_LINK_A_SRTT_US]		= { "srtt_us", 4 },
+	[ICS_LINK_A_RTTVAR_US]		= { "rttvar_us", 4 },
+	[ICS_LINK_A_RTO_MS]		= { "rto_ms", 4 },
+	[ICS_LINK_A_MTU]		= { "mtu", 4 },
+	[ICS_LINK_A_QUEUED_MSGS]	= { "queued_msgs", 4 },
+	[ICS_LINK_A_QUEUED_BYTES]	= { "queued_bytes", 8 },
+	[ICS_LINK_A_QUEUE]		= { "queue", 0 },
+	[ICS_LINK_A_OOO_QUEUED]		= { "ooo_queued", 4 },
+	[ICS_LINK_A_TX_FRAMES]		= { "tx_frames", 8 },
+	[ICS_LINK_A_RETRANSMITS]	= { "retransmits", 8 },
+	[ICS_LINK_A_FAST_RETRANSMITS]	= { "fast_retransmits", 8 },
+	[ICS_LINK_A_TIMEOUTS]		= { "timeouts", 8 },
+	[ICS_LINK_A_RX_FRAMES]		= { "rx_frames", 8 },
+	[ICS_LINK_A_DUPLICATES]		= { "duplicates", 8 },
+	[ICS_LINK_A_OUT_OF_ORDER]	= { "out_of_order", 8 },
+	[ICS_LINK_A_CRC_ERRORS]		= { "crc_errors", 8 },
+	[ICS_LINK_A_TX_ACKS]		= { "tx_acks", 8 },
+	[ICS_LINK_A_RX_ACKS]		= { "rx_acks", 8 },
+	[ICS_LINK_A_RESETS]		= { "resets", 8 },
+	[ICS_LINK_A_MSGS_DONE]		= { "msgs_done", 8 },
+	[ICS_LINK_A_MSGS_FAILED]	= { "msgs_failed", 8 },
+};
+
+const char *ics_link_key(int attr)
+{
+	return attr >= 0 && attr <= ICS_LINK_A_MAX ? link_attrs[attr].key : NULL;
+}
+
+int ics_link_parse(const struct nlattr *nest, struct ics_link *l)
+{
+	struct nlattr *tb[ICS_LINK_A_MAX + 1], *a;
+	int i;
+
+	memset(l, 0, sizeof(*l));
+	if (!nest || nla_parse_nested(tb, ICS_LINK_A_MAX, (struct nlattr *)nest, NULL) < 0 ||
+	    !tb[ICS_LINK_A_NODE])
+		return -EPROTO;
+	for (i = 0; i <= ICS_LINK_A_MAX; i++) {
+		a = tb[i];
+		if (!a || !link_attrs[i].key)
+			continue;	/* absent, or padding */
+		if (nla_len(a) < link_attrs[i].size)
+			return -EPROTO;
+		if (link_attrs[i].size == 8)
+			l->v[i] = nla_get_u64(a);
+		else if (link_attrs[i].size == 4)
+			l->v[i] = nla_get_u32(a);
+		else
+			icsnl_parse_indexed(a, l->queue, ICS_CHANNELS, 8);
+		l->have[i] = true;
+	}
+	return 0;
+}
+
+void ics_link_json(struct json *j, const struct ics_link *l)
+{
+	int i;
+
+	json_obj_begin(j, NULL);
+	for (i = 0; i <= ICS_LINK_A_MAX; i++) {
+		if (!l->have[i])
+			continue;
+		if (i == ICS_LINK_A_QUEUE)
+			json_chan_values(j, link_attrs[i].key, l->queue);
+		else
+			json_u64(j, link_attrs[i].key, l->v[i]);
+	}
+	json_obj_end(j);
+}
+
+/* ICS_CMD_SEND_TEST */
+
+const char *const ics_rtt_names[ICS_RTT_STATS] = { "min", "p50", "p99", "max", "mean" };
+
+static const int rtt_attrs[ICS_RTT_STATS] = {
+	ICS_RTT_A_MIN_NS, ICS_RTT_A_P50_NS, ICS_RTT_A_P99_NS, ICS_RTT_A_MAX_NS, ICS_RTT_A_MEAN_NS,
+};
+
+static const struct nla_policy rtt_policy[ICS_RTT_A_MAX + 1] = {
+	[ICS_RTT_A_COUNT]	= { .type = NLA_U32 },
+	[ICS_RTT_A_MIN_NS]	= { .type = NLA_U64 },
+	[ICS_RTT_A_P50_NS]	= { .type = NLA_U64 },
+	[ICS_RTT_A_P99_NS]	= { .type = NLA_U64 },
+	[ICS_RTT_A_MAX_NS]	= { .type = NLA_U64 },
+	[ICS_RTT_A_MEAN_NS]	= { .type = NLA_U64 },
+};
+
+/*
+ * The caller presets r->sent to the count it asked for: a kernel older than
+ * ICS_A_TEST_DONE replied with ICS_A_TEST_SENT at most.
+ */
+int ics_test_parse(struct nlattr **tb, void *result)
+{
+	struct nlattr *t[ICS_RTT_A_MAX + 1];
+	struct ics_test_result *r = result;
+	int i;
+
+	get_u32(tb[ICS_A_TEST_SENT], &r->sent);
+	get_u32(tb[ICS_A_TEST_DONE], &r->done);
+	get_u32(tb[ICS_A_TEST_FAILED], &r->failed);
+	if (tb[ICS_A_TEST_ERROR]) {
+		uint32_t e = nla_get_u32(tb[ICS_A_TEST_ERROR]);
+
+		if (e > INT32_MAX)	/* either sign means the same errno */
+			e = -e;
+		r->error = e <= INT32_MAX ? (int)e : EPROTO;
+	}
+	if (!tb[ICS_A_TEST_RTT])
+		return 0;
+	if (nla_parse_nested(t, ICS_RTT_A_MAX, tb[ICS_A_TEST_RTT], rtt_policy) < 0)
+		return -EPROTO;
+	r->have_rtt = true;
+	get_u32(t[ICS_RTT_A_COUNT], &r->rtt_count);
+	for (i = 0; i < ICS_RTT_STATS; i++)
+		r->rtt_ns[i] = icsnl_get_u64(t[rtt_attrs[i]]);
+	return 0;
+}
+
+/* Every message asked for was queued, none failed, no error. */
+bool ics_test_ok(const struct ics_test_result *r, uint32_t count)
+{
+	return r->sent == count && !r->failed && !r->error;
+}
+
+void ics_test_json(struct json *j, const struct ics_test_result *r)
+{
+	char buf[ICS_NUMBUF], key[16];
+	int i;
+
+	json_obj_begin(j, NULL);
+	json_u64(j, "sent", r->sent);
+	json_u64(j, "done", r->done);
+	json_u64(j, "failed", r->failed);
+	if (r->error)
+		json_str(j, "error", icsnl_errno_name(buf, r->error));
+	else
+		json_null(j, "error");
+	json_u64(j, "errno", r->error);
+	if (r->have_rtt) {
+		json_obj_begin(j, "rtt");
+		json_u64(j, "count", r->rtt_count);
+		for (i = 0; i < ICS_RTT_STATS; i++) {
+			snprintf(key, sizeof(key), "%s_ns", ics_rtt_names[i]);
+			json_u64(j, key, r->rtt_ns[i]);
+		}
+		json_obj_end(j);
+	}
+	json_obj_end(j);
 }

@@ -2,7 +2,8 @@
 /*
  * icsnl - code shared by icstat and icsctl: generic netlink requests to the
  * "ics" family, error reporting, argument parsing, number formatting, a tiny
- * JSON writer and the `show` output.
+ * JSON writer, the `show` output, and the decoding of links and generator
+ * replies (here, not in the tools, so that test_format can check them).
  */
 #ifndef ICSNL_H
 #define ICSNL_H
@@ -25,21 +26,29 @@ extern const char *icsnl_prog;
 void icsnl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void icsnl_usage_err(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/* After getopt returned ':' or '?': "PROG: PREFIXunknown option ..."; exits 2. */
+void icsnl_opt_err(const char *prefix, int c, char **argv) __attribute__((noreturn));
 int icsnl_flush_stdout(void);
 
 /* Arguments. All return 0 or -1 (not a number, or out of u32 range). */
 int icsnl_parse_u32(const char *s, uint32_t *v);	/* plain decimal */
 int icsnl_parse_size(const char *s, uint32_t *v);	/* bytes, or with k/m (1024) */
 int icsnl_parse_channel(const char *s);			/* id, or -1 */
+int icsnl_parse_prio(const char *s);	/* 0..ICS_PRIO_LEVELS - 1, or -1 */
 uint32_t icsnl_arg_u32(const char *what, const char *s);	/* exits 2 when bad */
 uint32_t icsnl_arg_size(const char *what, const char *s);
 unsigned int icsnl_arg_channel(const char *s);
+unsigned int icsnl_arg_prio(const char *s);
 
 extern const char *const ics_channel_names[ICS_CHANNELS];
 extern const char *const ics_hist_labels[ICS_HIST_ROWS];
 
 /* Counts: raw decimal, or truncated to powers of 1000 with k/m/g/t. */
 const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw);
+/* Nanoseconds as microseconds with one decimal, rounded: 12350 -> "12.4". */
+const char *icsnl_fmt_us(char *buf, uint64_t ns);
+/* errno (either sign) as its symbol: 110 -> "ETIMEDOUT"; unknown: "errno N". */
+const char *icsnl_errno_name(char *buf, int err);
 
 /* Output options shared by both tools. */
 struct icsnl_fmt {
@@ -64,6 +73,9 @@ void json_arr_end(struct json *j);
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_str(struct json *j, const char *key, const char *s);
+void json_null(struct json *j, const char *key);
+/* {"BOOT": v[0], ..., "CNX": v[15]}: one value per channel, by name. */
+void json_chan_values(struct json *j, const char *key, const uint64_t *v);
 
 /* Netlink. Requests return 0 or -errno; icsnl_perror() reports that errno. */
 struct nl_sock;
@@ -86,16 +98,23 @@ int icsnl_dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t a
 void icsnl_perror(const struct icsnl *nl, const char *ctx, int err);
 
 uint64_t icsnl_get_u64(const struct nlattr *a);	/* 0 when absent */
+/*
+ * A nest of one value per index with attribute type index + 1 (histogram
+ * rows, per-channel values): v[i] gets the u32 or u64 (size 4 or 8) of type
+ * i + 1 for i < n. Shorter attributes and other types are ignored.
+ */
+void icsnl_parse_indexed(const struct nlattr *nest, uint64_t *v, int n, int size);
 
 /* ICS_CMD_GET_INSTANCE and the `show` output of both tools. */
 #define ICS_STATS_SLOTS	64
 
 struct ics_instance {
-	uint32_t have;		/* bit ICS_A_x: attribute x was in the reply */
+	uint64_t have;		/* bit ICS_A_x: attribute x was in the reply */
 	uint8_t state;
 	char ifname[16];
 	uint8_t addr[6];
 	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, hello_ms;
+	uint32_t link_timeout_ms, link_window;
 	uint64_t reset_age_ms;
 	uint64_t stats[ICS_STATS_SLOTS];
 	bool stat_have[ICS_STATS_SLOTS];
@@ -104,5 +123,33 @@ struct ics_instance {
 int ics_get_instance(struct icsnl *nl, struct ics_instance *in);
 const char *ics_state_name(uint8_t state);
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt);
+
+/* ICS_CMD_GET_LINKS: one link's ICS_A_LINK nest. */
+struct ics_link {
+	bool have[ICS_LINK_A_MAX + 1];	/* attribute x was in the nest */
+	uint64_t v[ICS_LINK_A_MAX + 1];	/* its value, for the u32 and u64 ones */
+	uint64_t queue[ICS_CHANNELS];	/* ICS_LINK_A_QUEUE: bytes queued per channel */
+};
+
+int ics_link_parse(const struct nlattr *nest, struct ics_link *l);	/* 0 or -EPROTO */
+const char *ics_link_key(int attr);	/* "fast_retransmits"; NULL: none */
+/* One object of the "links" array: every attribute present, by ics_link_key(). */
+void ics_link_json(struct json *j, const struct ics_link *l);
+
+/* ICS_CMD_SEND_TEST's reply. */
+enum { ICS_RTT_MIN, ICS_RTT_P50, ICS_RTT_P99, ICS_RTT_MAX, ICS_RTT_MEAN, ICS_RTT_STATS };
+
+struct ics_test_result {
+	uint32_t sent, done, failed;
+	int error;			/* positive errno of the first failure, 0: none */
+	bool have_rtt;			/* ICS_A_TEST_RTT was in the reply */
+	uint32_t rtt_count;
+	uint64_t rtt_ns[ICS_RTT_STATS];	/* by ICS_RTT_* */
+};
+
+extern const char *const ics_rtt_names[ICS_RTT_STATS];	/* "min", "p50", ... */
+int ics_test_parse(struct nlattr **tb, void *result);	/* an icsnl_cb_t */
+bool ics_test_ok(const struct ics_test_result *r, uint32_t count);
+void ics_test_json(struct json *j, const struct ics_test_result *r);
 
 #endif /* ICSNL_H */

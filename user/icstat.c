@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * icstat - ics statistics: per-channel message-size histograms (in the style
- * of TruCluster's cfsstat), channel and node counters, instance state.
+ * of TruCluster's cfsstat), channel, node and link counters, instance state.
  * Read-only; works for any user.
  */
 #include <assert.h>
@@ -27,6 +27,7 @@ struct opts {
 	bool dir[DIRS];		/* --tx / --rx; both by default */
 	uint32_t interval;	/* chanhist -i */
 	uint32_t count;		/* chanhist -c, 0: until interrupted */
+	uint32_t node;		/* links -N, 0: every link */
 };
 
 struct ics_dir {
@@ -34,7 +35,8 @@ struct ics_dir {
 };
 
 struct ics_chan {
-	bool handler;
+	bool handler, has_prio;
+	uint8_t prio;
 	struct ics_dir dir[DIRS];
 	uint64_t rx_unclaimed, rx_pattern_ok, rx_pattern_bad;
 };
@@ -44,20 +46,26 @@ struct ics_chans {
 };
 
 struct ics_node {
-	bool present, reachable, has_addr, has_last;
+	bool present, reachable, has_addr, has_last, has_hash[DIRS];
 	uint8_t addr[6];
 	uint64_t last_heard_ms;
 	uint64_t msgs[DIRS], bytes[DIRS];
+	uint64_t hash[DIRS][ICS_CHANNELS];	/* test hashes, per channel */
 };
 
 struct ics_nodes {
 	struct ics_node node[ICS_MAX_NODES + 1];	/* by node id */
 };
 
+struct ics_links {
+	bool present[ICS_MAX_NODES + 1];
+	struct ics_link link[ICS_MAX_NODES + 1];	/* by peer node id */
+};
+
 /* Text tables: first column left-aligned, the others right-aligned. */
 
 #define TABLE_ROWS	(1 + ICS_MAX_NODES)
-#define TABLE_COLS	(1 + ICS_CHANNELS)
+#define TABLE_COLS	24	/* >= 1 + ICS_CHANNELS and the links columns */
 
 struct table {
 	int rows, cols, col;
@@ -80,6 +88,11 @@ static void table_str(struct table *t, const char *s)
 static void table_count(struct table *t, uint64_t v, const struct opts *o)
 {
 	icsnl_fmt_count(table_next(t), v, o->fmt.raw);
+}
+
+static void table_u64(struct table *t, uint64_t v)
+{
+	icsnl_fmt_count(table_next(t), v, true);
 }
 
 static void table_end_row(struct table *t)
@@ -106,6 +119,38 @@ static void table_print(const struct table *t)
 	}
 }
 
+/* A list report: {"KEY": [...]} with -j, else a table the caller heads and fills. */
+static void list_begin(struct json *j, struct table *t, const struct opts *o, const char *key)
+{
+	memset(t, 0, sizeof(*t));
+	if (!o->fmt.json)
+		return;
+	json_init(j, stdout, o->fmt.pretty);
+	json_obj_begin(j, NULL);
+	json_arr_begin(j, key);
+}
+
+static void list_end(struct json *j, const struct table *t, const struct opts *o)
+{
+	if (o->fmt.json) {
+		json_arr_end(j);
+		json_obj_end(j);
+	} else {
+		table_print(t);
+	}
+}
+
+/* Dump cmd into arg: 0, or the error after printing it with context ctx. */
+static int dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t len,
+		const char *ctx)
+{
+	int err = icsnl_dump(nl, cmd, cb, arg, len);
+
+	if (err)
+		icsnl_perror(nl, ctx, err);
+	return err;
+}
+
 /* ICS_CMD_GET_CHANNELS */
 
 static const struct nla_policy chan_policy[ICS_CHAN_A_MAX + 1] = {
@@ -117,6 +162,7 @@ static const struct nla_policy chan_policy[ICS_CHAN_A_MAX + 1] = {
 	[ICS_CHAN_A_RX_UNCLAIMED]	= { .type = NLA_U64 },
 	[ICS_CHAN_A_RX_PATTERN_OK]	= { .type = NLA_U64 },
 	[ICS_CHAN_A_RX_PATTERN_BAD]	= { .type = NLA_U64 },
+	[ICS_CHAN_A_PRIO]		= { .type = NLA_U8 },
 };
 
 static const struct nla_policy dir_policy[ICS_DIR_A_MAX + 1] = {
@@ -127,8 +173,7 @@ static const struct nla_policy dir_policy[ICS_DIR_A_MAX + 1] = {
 
 static int parse_dir(struct nlattr *nest, struct ics_dir *d)
 {
-	struct nlattr *tb[ICS_DIR_A_MAX + 1], *a;
-	int rem, row;
+	struct nlattr *tb[ICS_DIR_A_MAX + 1];
 
 	if (!nest)
 		return 0;
@@ -136,13 +181,7 @@ static int parse_dir(struct nlattr *nest, struct ics_dir *d)
 		return -EPROTO;
 	d->msgs = icsnl_get_u64(tb[ICS_DIR_A_MSGS]);
 	d->bytes = icsnl_get_u64(tb[ICS_DIR_A_BYTES]);
-	if (!tb[ICS_DIR_A_HIST])
-		return 0;
-	nla_for_each_nested(a, tb[ICS_DIR_A_HIST], rem) {
-		row = nla_type(a) - 1;	/* ICS_HIST_A_PAD falls outside */
-		if (row >= 0 && row < ICS_HIST_ROWS && nla_len(a) >= 8)
-			d->hist[row] = nla_get_u64(a);
-	}
+	icsnl_parse_indexed(tb[ICS_DIR_A_HIST], d->hist, ICS_HIST_ROWS, 8);
 	return 0;
 }
 
@@ -162,6 +201,8 @@ static int chan_cb(struct nlattr **tb, void *arg)
 		return 0;	/* a channel newer than this tool */
 	c = &cs->ch[id];
 	c->handler = t[ICS_CHAN_A_HANDLER] && nla_get_u8(t[ICS_CHAN_A_HANDLER]);
+	c->has_prio = t[ICS_CHAN_A_PRIO];
+	c->prio = c->has_prio ? nla_get_u8(t[ICS_CHAN_A_PRIO]) : 0;
 	c->rx_unclaimed = icsnl_get_u64(t[ICS_CHAN_A_RX_UNCLAIMED]);
 	c->rx_pattern_ok = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_OK]);
 	c->rx_pattern_bad = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_BAD]);
@@ -172,11 +213,7 @@ static int chan_cb(struct nlattr **tb, void *arg)
 
 static int get_chans(struct icsnl *nl, struct ics_chans *cs, const char *ctx)
 {
-	int err = icsnl_dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, cs, sizeof(*cs));
-
-	if (err)
-		icsnl_perror(nl, ctx, err);
-	return err;
+	return dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, cs, sizeof(*cs), ctx);
 }
 
 /* Counters that went down were reset in between: then the new value is the delta. */
@@ -195,6 +232,8 @@ static void chans_delta(struct ics_chans *out, const struct ics_chans *now,
 		struct ics_chan *o = &out->ch[i];
 
 		o->handler = n->handler;
+		o->has_prio = n->has_prio;
+		o->prio = n->prio;
 		o->rx_unclaimed = delta(n->rx_unclaimed, t->rx_unclaimed);
 		o->rx_pattern_ok = delta(n->rx_pattern_ok, t->rx_pattern_ok);
 		o->rx_pattern_bad = delta(n->rx_pattern_bad, t->rx_pattern_bad);
@@ -220,6 +259,8 @@ static void json_chans(struct json *j, const struct ics_chans *cs, const struct 
 		json_u64(j, "id", i);
 		json_str(j, "name", ics_channel_names[i]);
 		json_bool(j, "handler", c->handler);
+		if (c->has_prio)
+			json_u64(j, "prio", c->prio);
 		for (d = 0; d < DIRS; d++) {
 			if (!o->dir[d])
 				continue;
@@ -358,6 +399,7 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 	table_str(&t, "pattern_ok");
 	table_str(&t, "pattern_bad");
 	table_str(&t, "handler");
+	table_str(&t, "prio");
 	table_end_row(&t);
 	for (i = 0; i < ICS_CHANNELS; i++) {
 		const struct ics_chan *c = &cs.ch[i];
@@ -373,6 +415,10 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 		table_count(&t, c->rx_pattern_ok, o);
 		table_count(&t, c->rx_pattern_bad, o);
 		table_str(&t, c->handler ? "yes" : "no");
+		if (c->has_prio)
+			table_u64(&t, c->prio);
+		else
+			table_str(&t, "-");
 		table_end_row(&t);
 	}
 	table_print(&t);
@@ -390,6 +436,8 @@ static const struct nla_policy node_policy[ICS_NODE_A_MAX + 1] = {
 	[ICS_NODE_A_TX_BYTES]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_MSGS]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_BYTES]		= { .type = NLA_U64 },
+	[ICS_NODE_A_TX_TESTHASH]	= { .type = NLA_NESTED },
+	[ICS_NODE_A_RX_TESTHASH]	= { .type = NLA_NESTED },
 };
 
 static int node_cb(struct nlattr **tb, void *arg)
@@ -419,6 +467,10 @@ static int node_cb(struct nlattr **tb, void *arg)
 	n->bytes[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_BYTES]);
 	n->msgs[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_MSGS]);
 	n->bytes[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_BYTES]);
+	n->has_hash[TX] = t[ICS_NODE_A_TX_TESTHASH];
+	n->has_hash[RX] = t[ICS_NODE_A_RX_TESTHASH];
+	icsnl_parse_indexed(t[ICS_NODE_A_TX_TESTHASH], n->hash[TX], ICS_CHANNELS, 4);
+	icsnl_parse_indexed(t[ICS_NODE_A_RX_TESTHASH], n->hash[RX], ICS_CHANNELS, 4);
 	return 0;
 }
 
@@ -426,24 +478,18 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 {
 	static const char *const msgs_key[DIRS] = { "tx_msgs", "rx_msgs" };
 	static const char *const bytes_key[DIRS] = { "tx_bytes", "rx_bytes" };
+	static const char *const hash_key[DIRS] = { "tx_testhash", "rx_testhash" };
 	struct ics_nodes ns;
 	char mac[18], buf[ICS_NUMBUF];
 	struct table t;
 	struct json j;
-	int err, id, d;
+	int id, d;
 
 	(void)in;
-	err = icsnl_dump(nl, ICS_CMD_GET_NODES, node_cb, &ns, sizeof(ns));
-	if (err) {
-		icsnl_perror(nl, "nodes", err);
+	if (dump(nl, ICS_CMD_GET_NODES, node_cb, &ns, sizeof(ns), "nodes"))
 		return 1;
-	}
-	memset(&t, 0, sizeof(t));
-	if (o->fmt.json) {
-		json_init(&j, stdout, o->fmt.pretty);
-		json_obj_begin(&j, NULL);
-		json_arr_begin(&j, "nodes");
-	} else {
+	list_begin(&j, &t, o, "nodes");
+	if (!o->fmt.json) {
 		table_str(&t, "node");
 		table_str(&t, "reachable");
 		table_str(&t, "address");
@@ -478,6 +524,9 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 					json_u64(&j, bytes_key[d], n->bytes[d]);
 				}
 			}
+			for (d = 0; d < DIRS; d++)
+				if (o->dir[d] && n->has_hash[d])
+					json_chan_values(&j, hash_key[d], n->hash[d]);
 			json_obj_end(&j);
 			continue;
 		}
@@ -495,12 +544,99 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 		}
 		table_end_row(&t);
 	}
-	if (o->fmt.json) {
-		json_arr_end(&j);
-		json_obj_end(&j);
-	} else {
-		table_print(&t);
+	list_end(&j, &t, o);
+	return 0;
+}
+
+/* ICS_CMD_GET_LINKS */
+
+static int link_cb(struct nlattr **tb, void *arg)
+{
+	struct ics_links *ls = arg;
+	struct ics_link l;
+	uint32_t id;
+
+	if (ics_link_parse(tb[ICS_A_LINK], &l))
+		return -EPROTO;
+	id = l.v[ICS_LINK_A_NODE];
+	if (id < 1 || id > ICS_MAX_NODES)
+		return 0;
+	ls->present[id] = true;
+	ls->link[id] = l;
+	return 0;
+}
+
+/* The text table's columns: heading, attribute, and whether it is a count. */
+static const struct {
+	const char *head;
+	int attr;
+	bool count;
+} link_cols[] = {
+	{ "node", ICS_LINK_A_NODE, false },
+	{ "mtu", ICS_LINK_A_MTU, false },
+	{ "cwnd", ICS_LINK_A_CWND, false },
+	{ "inflight", ICS_LINK_A_INFLIGHT, false },
+	{ "srtt_us", ICS_LINK_A_SRTT_US, false },
+	{ "rto_ms", ICS_LINK_A_RTO_MS, false },
+	{ "q_msgs", ICS_LINK_A_QUEUED_MSGS, true },
+	{ "q_bytes", ICS_LINK_A_QUEUED_BYTES, true },
+	{ "tx_frames", ICS_LINK_A_TX_FRAMES, true },
+	{ "retrans", ICS_LINK_A_RETRANSMITS, true },
+	{ "fast", ICS_LINK_A_FAST_RETRANSMITS, true },
+	{ "timeouts", ICS_LINK_A_TIMEOUTS, true },
+	{ "rx_frames", ICS_LINK_A_RX_FRAMES, true },
+	{ "dups", ICS_LINK_A_DUPLICATES, true },
+	{ "ooo", ICS_LINK_A_OUT_OF_ORDER, true },
+	{ "crc_err", ICS_LINK_A_CRC_ERRORS, true },
+	{ "tx_acks", ICS_LINK_A_TX_ACKS, true },
+	{ "rx_acks", ICS_LINK_A_RX_ACKS, true },
+	{ "resets", ICS_LINK_A_RESETS, true },
+	{ "done", ICS_LINK_A_MSGS_DONE, true },
+	{ "failed", ICS_LINK_A_MSGS_FAILED, true },
+};
+
+_Static_assert(ARRAY_SIZE(link_cols) <= TABLE_COLS, "TABLE_COLS too small for links");
+_Static_assert(1 + ICS_CHANNELS <= TABLE_COLS, "TABLE_COLS too small for channels");
+
+static int cmd_links(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	struct ics_links ls;
+	struct table t;
+	struct json j;
+	size_t c;
+	int id;
+
+	(void)in;
+	if (dump(nl, ICS_CMD_GET_LINKS, link_cb, &ls, sizeof(ls), "links"))
+		return 1;
+	list_begin(&j, &t, o, "links");
+	if (!o->fmt.json) {
+		for (c = 0; c < ARRAY_SIZE(link_cols); c++)
+			table_str(&t, link_cols[c].head);
+		table_end_row(&t);
 	}
+	for (id = 1; id <= ICS_MAX_NODES; id++) {
+		const struct ics_link *l = &ls.link[id];
+
+		if (!ls.present[id] || (o->node && (uint32_t)id != o->node))
+			continue;
+		if (o->fmt.json) {
+			ics_link_json(&j, l);
+			continue;
+		}
+		for (c = 0; c < ARRAY_SIZE(link_cols); c++) {
+			int a = link_cols[c].attr;
+
+			if (!l->have[a])
+				table_str(&t, "-");
+			else if (link_cols[c].count)
+				table_count(&t, l->v[a], o);
+			else
+				table_u64(&t, l->v[a]);
+		}
+		table_end_row(&t);
+	}
+	list_end(&j, &t, o);
 	return 0;
 }
 
@@ -519,6 +655,7 @@ static const struct command {
 	{ "chanhist", cmd_chanhist },
 	{ "channels", cmd_channels },
 	{ "nodes", cmd_nodes },
+	{ "links", cmd_links },
 	{ "show", cmd_show },
 };
 
@@ -532,6 +669,7 @@ static void usage(FILE *f)
 		"  chanhist -i SECS [-c COUNT]  the histograms' deltas every SECS seconds\n"
 		"  channels                     per-channel message, byte and pattern counters\n"
 		"  nodes                        per-node reachability and counters\n"
+		"  links [-N NODE]              per-peer reliable link state and counters\n"
 		"  show                         instance state and counters\n"
 		"  help                         this text\n"
 		"\n"
@@ -542,6 +680,7 @@ static void usage(FILE *f)
 		"  --tx, --rx sent or received messages only (default: both)\n"
 		"  -i SECS    chanhist: interval in seconds\n"
 		"  -c COUNT   chanhist: number of reports (default: until interrupted)\n"
+		"  -N NODE    links: only the link to node NODE (or --node NODE)\n"
 		"  -h, --help this text\n");
 }
 
@@ -550,15 +689,16 @@ static void parse_args(int argc, char **argv, struct opts *o, const struct comma
 	static const struct option long_opts[] = {
 		{ "tx", no_argument, NULL, 't' },
 		{ "rx", no_argument, NULL, 'r' },
+		{ "node", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool tx = false, rx = false, have_i = false, have_c = false;
+	bool tx = false, rx = false, have_i = false, have_c = false, have_n = false;
 	size_t k;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jpnhi:c:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpnhi:c:N:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->fmt.json = true;
@@ -590,14 +730,15 @@ static void parse_args(int argc, char **argv, struct opts *o, const struct comma
 						optarg);
 			have_c = true;
 			break;
-		case ':':
-			icsnl_usage_err("option \"%s\" needs a value", argv[optind - 1]);
+		case 'N':
+			if (icsnl_parse_u32(optarg, &o->node) || !o->node ||
+			    o->node > ICS_MAX_NODES)
+				icsnl_usage_err("invalid node \"%s\" (1..%d)", optarg,
+						ICS_MAX_NODES);
+			have_n = true;
+			break;
 		default:
-			if (optopt)
-				icsnl_usage_err("unknown option \"-%c\" (try \"icstat help\")",
-						optopt);
-			icsnl_usage_err("unknown option \"%s\" (try \"icstat help\")",
-					argv[optind - 1]);
+			icsnl_opt_err("", c, argv);
 		}
 	}
 	o->dir[TX] = tx || !rx;
@@ -621,6 +762,8 @@ static void parse_args(int argc, char **argv, struct opts *o, const struct comma
 		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
 	if ((*cmd)->fn != cmd_chanhist && (have_i || have_c))
 		icsnl_usage_err("%s: options -i and -c are for chanhist only", argv[optind]);
+	if ((*cmd)->fn != cmd_links && have_n)
+		icsnl_usage_err("%s: option -N is for links only", argv[optind]);
 }
 
 int main(int argc, char **argv)

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit test of the icsnl helpers that need no kernel: count formatting,
- * size/number/channel parsing, histogram labels and the JSON writer.
+ * Unit test of the icsnl helpers that need no kernel: count and time
+ * formatting, size/number/channel/priority parsing, histogram labels, the
+ * JSON writer, and the decoding of replies built here from synthetic
+ * attributes (a link, a generator reply, the instance counters).
  * Output is TAP: "ok N name" or "not ok N name", then the plan.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <netlink/msg.h>
 
 #include "icsnl.h"
 
@@ -60,6 +66,38 @@ static void channel(const char *s, int want)
 	result(icsnl_parse_channel(s) == want, name);
 }
 
+static void prio(const char *s, int want)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "prio \"%s\" -> %d", s, want);
+	result(icsnl_parse_prio(s) == want, name);
+}
+
+/* The same check for the strings of the other formatters. */
+static void str_eq(const char *got, const char *want, const char *name)
+{
+	if (strcmp(got, want))
+		printf("# got \"%s\"\n", got);
+	result(!strcmp(got, want), name);
+}
+
+static void us(uint64_t ns, const char *want)
+{
+	char buf[ICS_NUMBUF], name[96];
+
+	snprintf(name, sizeof(name), "us %llu ns -> \"%s\"", (unsigned long long)ns, want);
+	str_eq(icsnl_fmt_us(buf, ns), want, name);
+}
+
+static void errno_name(int err, const char *want)
+{
+	char buf[ICS_NUMBUF], name[96];
+
+	snprintf(name, sizeof(name), "errno %d -> \"%s\"", err, want);
+	str_eq(icsnl_errno_name(buf, err), want, name);
+}
+
 static void hist_labels(void)
 {
 	bool ok = !strcmp(ics_hist_labels[0], "0") && ics_hist_row(0) == 0 &&
@@ -101,6 +139,271 @@ static void json(bool pretty, const char *want)
 	if (strcmp(buf, want))
 		printf("# got %s", buf);
 	result(!strcmp(buf, want), pretty ? "json pretty" : "json compact");
+	free(buf);
+}
+
+/* JSON written by fn(j, arg) into a string the caller frees. */
+static char *json_capture(void (*fn)(struct json *j, const void *arg), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct json j;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_init(&j, f, false);
+	fn(&j, arg);
+	fclose(f);
+	return buf;
+}
+
+static void expect_json(char *got, const char *want, const char *name)
+{
+	if (strcmp(got, want))
+		printf("# got  %s# want %s", got, want);
+	result(!strcmp(got, want), name);
+	free(got);
+}
+
+/* The attributes put into msg, parsed as a reply's top level. */
+static void msg_parse(struct nl_msg *msg, struct nlattr **tb, int max)
+{
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	if (nla_parse(tb, max, nlmsg_attrdata(h, 0), nlmsg_attrlen(h, 0), NULL) < 0)
+		printf("# nla_parse failed\n");
+}
+
+/* "TX_FRAMES" -> "tx_frames": how every JSON key derives from a header name */
+static const char *lower(char *buf, size_t size, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = tolower((unsigned char)s[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+#define NAMED(prefix, x)	{ prefix##x, #x }
+
+static const struct named {
+	int attr;
+	const char *name;
+} link_names[] = {
+	NAMED(ICS_LINK_A_, NODE), NAMED(ICS_LINK_A_, TX_SESSION), NAMED(ICS_LINK_A_, RX_SESSION),
+	NAMED(ICS_LINK_A_, SND_UNA), NAMED(ICS_LINK_A_, SND_NXT), NAMED(ICS_LINK_A_, RCV_NXT),
+	NAMED(ICS_LINK_A_, CWND), NAMED(ICS_LINK_A_, SSTHRESH), NAMED(ICS_LINK_A_, INFLIGHT),
+	NAMED(ICS_LINK_A_, SRTT_US), NAMED(ICS_LINK_A_, RTTVAR_US), NAMED(ICS_LINK_A_, RTO_MS),
+	NAMED(ICS_LINK_A_, MTU), NAMED(ICS_LINK_A_, QUEUED_MSGS),
+	NAMED(ICS_LINK_A_, QUEUED_BYTES), NAMED(ICS_LINK_A_, QUEUE),
+	NAMED(ICS_LINK_A_, OOO_QUEUED), NAMED(ICS_LINK_A_, TX_FRAMES),
+	NAMED(ICS_LINK_A_, RETRANSMITS), NAMED(ICS_LINK_A_, FAST_RETRANSMITS),
+	NAMED(ICS_LINK_A_, TIMEOUTS), NAMED(ICS_LINK_A_, RX_FRAMES),
+	NAMED(ICS_LINK_A_, DUPLICATES), NAMED(ICS_LINK_A_, OUT_OF_ORDER),
+	NAMED(ICS_LINK_A_, CRC_ERRORS), NAMED(ICS_LINK_A_, TX_ACKS), NAMED(ICS_LINK_A_, RX_ACKS),
+	NAMED(ICS_LINK_A_, RESETS), NAMED(ICS_LINK_A_, MSGS_DONE),
+	NAMED(ICS_LINK_A_, MSGS_FAILED),
+}, stat_names[] = {
+	NAMED(ICS_STAT_, TX_FRAMES), NAMED(ICS_STAT_, TX_BYTES), NAMED(ICS_STAT_, TX_ERRORS),
+	NAMED(ICS_STAT_, RX_FRAMES), NAMED(ICS_STAT_, RX_BYTES), NAMED(ICS_STAT_, RX_BAD_LEN),
+	NAMED(ICS_STAT_, RX_BAD_VERSION), NAMED(ICS_STAT_, RX_BAD_CLUSTER),
+	NAMED(ICS_STAT_, RX_BAD_NODE), NAMED(ICS_STAT_, RX_BAD_CHANNEL),
+	NAMED(ICS_STAT_, RX_BAD_TYPE), NAMED(ICS_STAT_, RX_BAD_FRAG),
+	NAMED(ICS_STAT_, RX_DUP_FRAG), NAMED(ICS_STAT_, RX_NODE_CONFLICT),
+	NAMED(ICS_STAT_, REASM_TIMEOUT), NAMED(ICS_STAT_, REASM_EVICTED),
+	NAMED(ICS_STAT_, REASM_NOMEM), NAMED(ICS_STAT_, HELLO_TX), NAMED(ICS_STAT_, HELLO_RX),
+	NAMED(ICS_STAT_, RX_BAD_CHECK), NAMED(ICS_STAT_, RX_BAD_SESSION),
+	NAMED(ICS_STAT_, TX_RETRANSMITS), NAMED(ICS_STAT_, RX_DUP_FRAMES),
+	NAMED(ICS_STAT_, RX_OOO_FRAMES), NAMED(ICS_STAT_, RX_OVER_WINDOW),
+	NAMED(ICS_STAT_, TX_ACKS), NAMED(ICS_STAT_, RX_ACKS), NAMED(ICS_STAT_, TX_RESETS),
+	NAMED(ICS_STAT_, RX_RESETS), NAMED(ICS_STAT_, LINK_RESETS), NAMED(ICS_STAT_, MSGS_DONE),
+	NAMED(ICS_STAT_, MSGS_FAILED), NAMED(ICS_STAT_, RX_DUP_MSGS), NAMED(ICS_STAT_, TX_EAGAIN),
+};
+
+/* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */
+static void link_keys(void)
+{
+	bool ok = ARRAY_SIZE(link_names) == ICS_LINK_A_MAX - ICS_LINK_A_PAD &&
+		  !ics_link_key(ICS_LINK_A_UNSPEC) && !ics_link_key(ICS_LINK_A_PAD) &&
+		  !ics_link_key(ICS_LINK_A_MAX + 1);
+	char want[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(link_names); i++) {
+		const char *key = ics_link_key(link_names[i].attr);
+
+		lower(want, sizeof(want), link_names[i].name);
+		if (!key || strcmp(key, want)) {
+			printf("# ICS_LINK_A_%s: key \"%s\"\n", link_names[i].name,
+			       key ? key : "(none)");
+			ok = false;
+		}
+	}
+	result(ok, "link keys are the ICS_LINK_A_* names in lower case");
+}
+
+static void link_json_fn(struct json *j, const void *l)
+{
+	ics_link_json(j, l);
+}
+
+/*
+ * A link nest as the kernel would send it, with padding, an attribute newer
+ * than this tool and a sparse per-channel queue; then two malformed ones.
+ */
+static void link_decode(void)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *tb[ICS_A_MAX + 1], *nest, *q;
+	struct ics_link l;
+	int err;
+
+	nest = nla_nest_start(msg, ICS_A_LINK);
+	nla_put_u32(msg, ICS_LINK_A_NODE, 3);
+	nla_put_u32(msg, ICS_LINK_A_CWND, 10);
+	nla_put_u32(msg, ICS_LINK_A_SRTT_US, 125);
+	nla_put_u64(msg, ICS_LINK_A_PAD, 0);
+	nla_put_u64(msg, ICS_LINK_A_QUEUED_BYTES, 5000000000ULL);
+	q = nla_nest_start(msg, ICS_LINK_A_QUEUE);
+	nla_put_u64(msg, ICS_CH_BOOT + 1, 7);
+	nla_put_u64(msg, ICS_CH_CNX + 1, 48);
+	nla_put_u64(msg, ICS_CHANNELS + 1, 99);	/* a 17th channel: ignored */
+	nla_nest_end(msg, q);
+	nla_put_u64(msg, ICS_LINK_A_FAST_RETRANSMITS, UINT64_MAX);
+	nla_put_u64(msg, ICS_LINK_A_MSGS_FAILED, 2);
+	nla_put_u32(msg, ICS_LINK_A_MAX + 1, 1);	/* newer than this tool */
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	err = ics_link_parse(tb[ICS_A_LINK], &l);
+	result(!err && l.have[ICS_LINK_A_NODE] && !l.have[ICS_LINK_A_MTU] &&
+	       !l.have[ICS_LINK_A_PAD], "link nest parses");
+	expect_json(json_capture(link_json_fn, &l),
+		    "{\"node\": 3, \"cwnd\": 10, \"srtt_us\": 125, "
+		    "\"queued_bytes\": 5000000000, \"queue\": {\"BOOT\": 7, \"PRI0\": 0, "
+		    "\"PRI1\": 0, \"CFS\": 0, \"NET\": 0, \"CLSM\": 0, \"DRD\": 0, "
+		    "\"TUNL\": 0, \"CLUA\": 0, \"KEVM\": 0, \"CFSR\": 0, \"RBLD\": 0, "
+		    "\"KCH\": 0, \"DLM\": 0, \"TEST\": 0, \"CNX\": 48}, "
+		    "\"fast_retransmits\": 18446744073709551615, \"msgs_failed\": 2}\n",
+		    "link JSON: present attributes only, queue by channel name");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_A_LINK);
+	nla_put_u32(msg, ICS_LINK_A_CWND, 10);
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(ics_link_parse(tb[ICS_A_LINK], &l) == -EPROTO, "link without a node: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_A_LINK);
+	nla_put_u32(msg, ICS_LINK_A_NODE, 3);
+	nla_put_u32(msg, ICS_LINK_A_TX_FRAMES, 1);	/* a u64 */
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(ics_link_parse(tb[ICS_A_LINK], &l) == -EPROTO, "link with a short u64: EPROTO");
+	nlmsg_free(msg);
+}
+
+static void test_json_fn(struct json *j, const void *r)
+{
+	ics_test_json(j, r);
+}
+
+/* ICS_CMD_SEND_TEST replies: sent/done/failed/error, with and without RTT. */
+static void test_reply(void)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *tb[ICS_A_MAX + 1], *rtt;
+	struct ics_test_result r = { .sent = 5 };
+
+	nla_put_u32(msg, ICS_A_TEST_SENT, 4);
+	nla_put_u32(msg, ICS_A_TEST_DONE, 3);
+	nla_put_u32(msg, ICS_A_TEST_FAILED, 1);
+	nla_put_u32(msg, ICS_A_TEST_ERROR, -ETIMEDOUT);	/* either sign */
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_test_parse(tb, &r) && r.error == ETIMEDOUT && !r.have_rtt,
+	       "generator reply with an error parses");
+	result(!ics_test_ok(&r, 5), "4 of 5 sent, 1 failed: not a success");
+	result(!ics_test_ok(&(struct ics_test_result){ .sent = 5, .done = 5, .error = EINTR }, 5),
+	       "all sent and done but an error: not a success");
+	expect_json(json_capture(test_json_fn, &r),
+		    "{\"sent\": 4, \"done\": 3, \"failed\": 1, \"error\": \"ETIMEDOUT\", "
+		    "\"errno\": 110}\n", "generator JSON with an error");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	memset(&r, 0, sizeof(r));
+	r.sent = 9;
+	nla_put_u32(msg, ICS_A_TEST_SENT, 2);
+	nla_put_u32(msg, ICS_A_TEST_DONE, 2);
+	nla_put_u32(msg, ICS_A_TEST_FAILED, 0);
+	nla_put_u32(msg, ICS_A_TEST_ERROR, 0);
+	rtt = nla_nest_start(msg, ICS_A_TEST_RTT);
+	nla_put_u32(msg, ICS_RTT_A_COUNT, 2);
+	nla_put_u64(msg, ICS_RTT_A_MIN_NS, 9000);
+	nla_put_u64(msg, ICS_RTT_A_P50_NS, 9500);
+	nla_put_u64(msg, ICS_RTT_A_P99_NS, 11000);
+	nla_put_u64(msg, ICS_RTT_A_MAX_NS, 11000);
+	nla_put_u64(msg, ICS_RTT_A_MEAN_NS, 10000);
+	nla_nest_end(msg, rtt);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_test_parse(tb, &r) && r.have_rtt && ics_test_ok(&r, 2) &&
+	       !ics_test_ok(&r, 3), "ping reply parses; ok only for the count sent");
+	expect_json(json_capture(test_json_fn, &r),
+		    "{\"sent\": 2, \"done\": 2, \"failed\": 0, \"error\": null, \"errno\": 0, "
+		    "\"rtt\": {\"count\": 2, \"min_ns\": 9000, \"p50_ns\": 9500, "
+		    "\"p99_ns\": 11000, \"max_ns\": 11000, \"mean_ns\": 10000}}\n",
+		    "generator JSON with round trips");
+	nlmsg_free(msg);
+
+	/* A kernel that replies with nothing: the caller's preset count stands. */
+	msg = nlmsg_alloc();
+	memset(&r, 0, sizeof(r));
+	r.sent = 7;
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_test_parse(tb, &r) && r.sent == 7 && ics_test_ok(&r, 7),
+	       "empty generator reply keeps the count");
+	nlmsg_free(msg);
+}
+
+/* `show -j` has every ICS_STAT_* under its lower-case name, and the link settings. */
+static void show_keys(void)
+{
+	struct icsnl_fmt fmt = { .json = true };
+	struct ics_instance in = { .state = ICS_STATE_BOUND };
+	char *buf = NULL, want[64], name[32];
+	size_t len = 0, i;
+	FILE *out = stdout, *f;
+	bool ok;
+
+	in.have = 1ULL << ICS_A_LINK_TIMEOUT_MS | 1ULL << ICS_A_LINK_WINDOW;
+	in.link_timeout_ms = 5000;
+	in.link_window = 256;
+	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
+		in.stats[stat_names[i].attr] = 1000 + i;
+		in.stat_have[stat_names[i].attr] = true;
+	}
+	fflush(stdout);
+	f = open_memstream(&buf, &len);
+	stdout = f;		/* ics_print_show() writes to stdout */
+	ics_print_show(&in, &fmt);
+	stdout = out;
+	fclose(f);
+	ok = ARRAY_SIZE(stat_names) == ICS_STAT_MAX - ICS_STAT_PAD &&
+	     strstr(buf, "\"link_timeout_ms\": 5000, \"link_window\": 256") && !strstr(buf, "stat_");
+	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
+		snprintf(want, sizeof(want), "\"%s\": %zu",
+			 lower(name, sizeof(name), stat_names[i].name), 1000 + i);
+		if (!strstr(buf, want)) {
+			printf("# missing %s\n", want);
+			ok = false;
+		}
+	}
+	if (!ok)
+		printf("# got %s", buf);
+	result(ok, "show JSON: every ICS_STAT_* by name, link timeout and window");
 	free(buf);
 }
 
@@ -167,6 +470,37 @@ int main(void)
 	channel("FOO", -1);
 	channel("", -1);
 	channel("BOOTX", -1);
+	channel("dLm", 13);
+	channel("pri1", 2);
+	channel("014", 14);
+	channel("TEST ", -1);
+
+	prio("0", 0);
+	prio("7", ICS_PRIO_LEVELS - 1);
+	prio("07", 7);
+	prio("8", -1);
+	prio("-1", -1);
+	prio("", -1);
+	prio("1k", -1);
+	prio("4294967296", -1);
+
+	us(0, "0.0");
+	us(49, "0.0");
+	us(50, "0.1");
+	us(12345, "12.3");
+	us(12350, "12.4");
+	us(999950, "1000.0");
+	us(UINT64_MAX, "18446744073709551.6");
+
+	errno_name(ETIMEDOUT, "ETIMEDOUT");
+	errno_name(-EAGAIN, "EAGAIN");
+	errno_name(EHOSTUNREACH, "EHOSTUNREACH");
+	errno_name(9999, "errno 9999");
+
+	link_keys();
+	link_decode();
+	test_reply();
+	show_keys();
 
 	hist_labels();
 
