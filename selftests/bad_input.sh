@@ -193,7 +193,7 @@ inject()
 # hello, as a restarted node 2 would.
 impersonate()
 {
-	local h
+	local h out
 	out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
 	h=$(stat_get "$NS_A" hello_rx)
 	inject --hello || return 1
@@ -454,8 +454,12 @@ case_add "rx_ooo_frames: a frame ahead of a gap is held, then both are delivered
 	-- @1 --len 20 -- @0 --len 30
 case_add "rx_over_window: a frame far beyond the receive window is dropped" \
 	$F rx_over_window 0 -- @100000 --len 10
-case_add "rx_bad_session: a frame of an unknown session, not its first, is refused with a RESET" \
-	$F rx_bad_session+tx_resets 0 -- --sess 0x0bad5e55 --seq 7 --len 10
+case_add "rx_bad_session: a data frame with seq 0" $F rx_bad_session 0 -- --seq 0 --len 10
+case_add "rx_bad_session: a data frame with session 0" $F rx_bad_session 0 -- --sess 0 --len 10
+case_add "rx_bad_session: a newer session seen past its start is refused with a RESET" \
+	$F rx_bad_session+tx_resets 0 -- --sess $((INJ_SESS + 1)) --seq 1000 --len 10
+case_add "rx_dup_frames: a frame of an older session is a stale duplicate" \
+	$F rx_dup_frames 0 link.2.duplicates=1 -- --sess $((INJ_SESS - 1)) --seq 5 --len 10
 step_add node2_back
 case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
 case_add "send after the NIC went away: ENOTCONN" send_after_gone

@@ -118,6 +118,7 @@ ics_cleanup()
 {
 	local ns l
 	set +e
+	stress_kill
 	for ns in "${ICS_NS[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
@@ -350,13 +351,15 @@ ch_id()		# NAME -> id
 	return 1
 }
 
-# ics_send NS SRCNODE DSTNODE CHANNEL SIZE COUNT: generator traffic; each
-# successful send is logged for the model checks (ics_model check).
+# ics_send NS SRCNODE DSTNODE CHANNEL SIZE COUNT [OPTIONS...]: generator
+# traffic (OPTIONS: icsctl send's, e.g. --wait); each successful send is
+# logged for the model checks (ics_model check).
 ics_send()
 {
 	local ns=$1 src=$2 dst=$3 ch=$4 size=$5 count=$6 out
-	out=$(in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" 2>&1) ||
-		{ fail "node $src: icsctl send node $dst channel $ch size $size count $count: $out"; return 1; }
+	shift 6
+	out=$(in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" "$@" 2>&1) ||
+		{ fail "node $src: icsctl send node $dst channel $ch size $size count $count $*: $out"; return 1; }
 	echo "$src $dst $(ch_id "$ch") $size $count" >> "$ICS_TMP/sends"
 }
 
@@ -370,6 +373,93 @@ send_json()
 	shift 6
 	in_ns "$ns" icsctl send node "$dst" channel "$ch" size "$size" count "$count" \
 		"$@" -j > "$out" 2> "$out.err"
+}
+
+# Parallel generator runs (reliable.sh, link_faults.sh): one icsctl send
+# --wait per sender and channel, in the background, each bounded by
+# `timeout`. Replies go to $ICS_TMP/TAG/sNODE.CHANNEL (JSON), .err (stderr)
+# and .rc (exit code).
+STRESS_PIDS=()
+
+# stress_start TAG DST SIZE COUNT "CHANNELS" NODE:NS... [-- OPTIONS...]:
+# OPTIONS default to --mixed.
+stress_start()
+{
+	local tag=$1 dst=$2 size=$3 count=$4 chans=$5 members=() opts=(--mixed) m ch out
+	shift 5
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		members+=("$1")
+		shift
+	done
+	[ "${1:-}" = -- ] && { shift; opts=("$@"); }
+	mkdir -p "$ICS_TMP/$tag"
+	for m in "${members[@]}"; do
+		for ch in $chans; do
+			out=$ICS_TMP/$tag/s${m%%:*}.$ch
+			(
+				timeout -k 10 $((ICS_STRESS_TIMEOUT * ICS_SCALE)) \
+					ip netns exec "${m#*:}" icsctl send node "$dst" channel "$ch" \
+					size "$size" count "$count" --wait --timeout 600000 "${opts[@]}" -j \
+					> "$out" 2> "$out.err"
+				echo $? > "$out.rc"
+			) &
+			STRESS_PIDS+=($!)
+		done
+	done
+}
+: "${ICS_STRESS_TIMEOUT:=900}"	# seconds one icsctl send may take (scaled)
+
+# stress_running: 0 while a started run is still going.
+stress_running()
+{
+	local p
+	for p in "${STRESS_PIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# stress_kill: stop every started run (cleanup).
+stress_kill()
+{
+	local p
+	for p in "${STRESS_PIDS[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+	done
+	for p in "${STRESS_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	STRESS_PIDS=()
+}
+
+# stress_wait: wait for every started run.
+stress_wait()
+{
+	local p
+	for p in "${STRESS_PIDS[@]}"; do
+		wait "$p"
+	done
+	STRESS_PIDS=()
+}
+
+# stress_sum TAG KEY [NODE]: KEY summed over the replies of TAG (of NODE's
+# runs only, with NODE).
+stress_sum()
+{
+	python3 - "$ICS_TMP/$1" "$2" "${3:-*}" <<'EOF'
+import glob, json, sys
+d, key, node = sys.argv[1:4]
+t = 0
+for f in glob.glob("%s/s%s.*" % (d, node)):
+    if f.endswith((".err", ".rc")):
+        continue
+    try:
+        t += json.load(open(f)).get(key, 0)
+    except ValueError:
+        pass
+print(t)
+EOF
 }
 
 # ------------------------------------------------------------ JSON -------

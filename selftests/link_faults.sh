@@ -1,0 +1,302 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# link_faults.sh - the link under faults while `icsctl send --wait` runs:
+# nothing is lost, or the sender is told; nothing hangs.
+#
+#                 netns ics$$-br
+#            +-----------------------+
+#            |         br0           |
+#            |   p1 (MTU 9000)  p2   |   p2 goes down and up
+#            +---+--------------+----+
+#                |              |
+#   +------------+----+  +------+----------+
+#   | eth0 ..:00:01   |  | eth0 ..:00:02   |   MTU 1500 <-> 9000
+#   | ics node 1      |  | ics node 2      |
+#   | sender          |  | receiver        |
+#   | netns ics$$-m1  |  | netns ics$$-m2  |
+#   +-----------------+  +-----------------+
+#
+# Module loaded with link_timeout_ms=$LT (4 s): a link with unacknowledged
+# data and no progress that long fails its messages with ETIMEDOUT.
+#
+# Cases, each while node 1 sends to node 2:
+#   - MTU 1500 -> 9000 -> 1500 on both ends: every message delivered once,
+#     in order (test hashes equal), none failed;
+#   - p2 down for 1 s (< link_timeout_ms) and up: the same;
+#   - 16 MiB messages under 10% loss both ways: delivered intact;
+#   - p2 down for 2.5 x link_timeout_ms: messages fail with ETIMEDOUT,
+#     counted in msgs_failed; every message is done or failed, none
+#     delivered twice or corrupt; the link works again afterwards;
+#   - node 2 unbound: the sender's messages fail with ETIMEDOUT, the call
+#     returns;
+#   - node 2 unbound and bound again at once (a restart): ECONNRESET;
+#   - node 1 (the sender) unbound: ENETDOWN.
+# Every icsctl send runs under `timeout`: a hang fails its case.
+#
+# ICS_FAULT_COUNT scales the streams (default 1).
+
+. "$(dirname "$0")/lib.sh"
+
+LT=4000
+SCALE_COUNT=${ICS_FAULT_COUNT:-1}
+BIG_COUNT=${ICS_BIG_COUNT:-2}
+N1=""
+N2=""
+
+ics_init tc timeout
+ktap_set_plan 9
+
+setup()
+{
+	ics_load hello_ms=$ICS_HELLO_LONG link_timeout_ms=$LT && bridge_add 2 && bridge_bind 2 || return 1
+	N1=${ICS_MEMBER_NS[1]}
+	N2=${ICS_MEMBER_NS[2]}
+}
+
+# snaps TAG: snapshots of both members, the base of a case.
+snaps()
+{
+	ics_snap "$N1" "$ICS_TMP/$1.base1" && ics_snap "$N2" "$ICS_TMP/$1.base2"
+}
+
+# started TAG: wait until node 2 received something of the run TAG started.
+started()
+{
+	local base
+	base=$(jget "$ICS_RX_GEN" < <(jget 'j["chan"]' < "$ICS_TMP/$1.base2"))
+	ics_model wait "$N2" channels "$ICS_RX_GEN > $base" true 60 "node 2 receiving the stream"
+}
+
+# still_running WHAT: the stream must still run, or the fault missed it.
+still_running()
+{
+	stress_running ||
+		fail "the stream ended before $1; the case proved nothing (raise ICS_FAULT_COUNT)"
+}
+
+# delivered TAG [--saw COUNTER]...: every message of the run delivered once,
+# in order, intact; none failed (ics_model.py stress-check).
+delivered()
+{
+	local tag=$1 args=()
+	shift
+	for ch in "${ICS_CHANNELS[@]}"; do
+		[ -e "$ICS_TMP/$tag/s1.$ch" ] && args+=(--count "$ch:$(sed -n 1p "$ICS_TMP/$tag/count.$ch")")
+	done
+	ics_model stress-check "${args[@]}" "$@" \
+		--send "1:$N1:$ICS_TMP/$tag.base1:$ICS_TMP/$tag.now1:$ICS_TMP/$tag/s1.*" \
+		--recv "2:$N2:$ICS_TMP/$tag.base2:$ICS_TMP/$tag.now2"
+}
+
+# stream TAG CHANNEL SIZE COUNT [OPTIONS]: one more run of TAG, from node 1.
+stream()
+{
+	local tag=$1 ch=$2 size=$3 count=$4
+	shift 4
+	mkdir -p "$ICS_TMP/$tag"
+	echo "$count" > "$ICS_TMP/$tag/count.$ch"
+	stress_start "$tag" 2 "$size" "$count" "$ch" "1:$N1" -- "$@"
+}
+
+set_mtu()	# MTU: node 1 first, then node 2
+{
+	ip -n "$N1" link set eth0 mtu "$1" && ip -n "$N2" link set eth0 mtu "$1"
+}
+
+link_mtu_is()	# MTU: both links use it
+{
+	wait_eq 30 "$1" "node 1's link MTU" link_get "$N1" 2 mtu &&
+	wait_eq 30 "$1" "node 2's link MTU" link_get "$N2" 1 mtu
+}
+
+mtu_change()
+{
+	local rc=0 f0
+	snaps mtu || return 1
+	stream mtu PRI0 1m $((3000 * SCALE_COUNT)) --mixed
+	stream mtu TEST 1m $((3000 * SCALE_COUNT)) --mixed
+	stream mtu CFS 64k $((400 * SCALE_COUNT))
+	stream mtu DRD 1m $((30 * SCALE_COUNT))
+	started mtu || rc=1
+	set_mtu 9000 || rc=1
+	link_mtu_is 9000 || rc=1
+	still_running "the MTU went up" || rc=1
+	# Some frames of the larger MTU, before it goes down again.
+	f0=$(link_get "$N1" 2 tx_frames)
+	ics_model wait "$N1" links "next(l for l in j['links'] if l['node'] == 2)['tx_frames'] > $f0 + 100" \
+		true 60 "node 1 sending at MTU 9000" || rc=1
+	set_mtu 1500 || rc=1
+	link_mtu_is 1500 || rc=1
+	still_running "the MTU went down" || rc=1
+	stress_wait
+	info "node 1: link_resets $(stat_get "$N1" link_resets), node 2: rx_dup_msgs $(stat_get "$N2" rx_dup_msgs)"
+	delivered mtu || rc=1
+	return $rc
+}
+
+down_short()
+{
+	local rc=0
+	snaps short || return 1
+	stream short KCH 1m $((3000 * SCALE_COUNT)) --mixed
+	stream short CFS 64k $((300 * SCALE_COUNT))
+	started short || rc=1
+	ip -n "$NS_BR" link set p2 down || rc=1
+	sleep 1
+	ip -n "$NS_BR" link set p2 up || rc=1
+	still_running "p2 came back" || rc=1
+	stress_wait
+	delivered short || rc=1
+	return $rc
+}
+
+big_lossy()
+{
+	local rc=0
+	snaps big || return 1
+	tc -n "$N1" qdisc replace dev eth0 root netem loss 10% limit 10000 &&
+	tc -n "$NS_BR" qdisc replace dev p1 root netem loss 10% limit 10000 || { fail "tc netem"; rc=1; }
+	stream big CFS 16m "$BIG_COUNT"
+	stress_wait
+	tc -n "$N1" qdisc del dev eth0 root
+	tc -n "$NS_BR" qdisc del dev p1 root
+	delivered big --saw tx_retransmits || rc=1
+	return $rc
+}
+
+# failed TAG ERROR: the run TAG of one channel reported failures with
+# ERROR first; every message done or failed; the sender counted exactly
+# those in msgs_done/msgs_failed; the receiver got every message that was
+# done, none twice, none corrupt.
+failed()
+{
+	local tag=$1 want=$2
+	ics_snap "$N1" "$ICS_TMP/$tag.now1" && ics_snap "$N2" "$ICS_TMP/$tag.now2" || return 1
+	python3 - "$ICS_TMP" "$tag" "$want" <<'EOF'
+import glob, json, sys
+d, tag, want = sys.argv[1:4]
+L = lambda n: json.load(open("%s/%s" % (d, n)))
+errs = []
+files = [f for f in glob.glob("%s/%s/s1.*" % (d, tag)) if f.rsplit(".", 1)[1].isupper()]
+if len(files) != 1:
+    sys.exit("# FAIL: %d replies for %s" % (len(files), tag))
+ch = files[0].rsplit(".", 1)[1]
+rc = open(files[0] + ".rc").read().strip()
+try:
+    r = json.load(open(files[0]))
+except ValueError:
+    sys.exit("# FAIL: icsctl send exit %s, no JSON reply: %s"
+             % (rc, open(files[0] + ".err").read().strip()))
+count = int(open("%s/%s/count.%s" % (d, tag, ch)).read())
+print("# %s: icsctl send exit %s: %s" % (tag, rc, json.dumps(r)))
+if rc == "124":
+    errs.append("icsctl send did not return: it hung until `timeout` killed it")
+if r["failed"] < 1:
+    errs.append("no message failed")
+if r.get("error") != want:
+    errs.append("first error %s, want %s" % (r.get("error"), want))
+if r["done"] + r["failed"] != r["sent"]:
+    errs.append("done %d + failed %d != sent %d: a message was neither"
+                % (r["done"], r["failed"], r["sent"]))
+a1, b1 = L(tag + ".base1")["show"]["stats"], L(tag + ".now1")["show"]["stats"]
+for k, v in (("msgs_failed", r["failed"]), ("msgs_done", r["done"])):
+    if b1[k] - a1[k] != v:
+        errs.append("node 1 %s grew by %d, want %d" % (k, b1[k] - a1[k], v))
+c = ["BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX".split().index(ch)]
+a2, b2 = L(tag + ".base2")["chan"]["channels"][c[0]], L(tag + ".now2")["chan"]["channels"][c[0]]
+ok, bad = (b2[k] - a2[k] for k in ("rx_pattern_ok", "rx_pattern_bad"))
+print("# node 2 delivered %d of the %d sent (%d done, %d failed)" % (ok, r["sent"], r["done"], r["failed"]))
+if bad:
+    errs.append("node 2 rx_pattern_bad grew by %d" % bad)
+if not r["done"] <= ok <= r["sent"]:
+    errs.append("node 2 delivered %d, want between done %d and sent %d (none twice)"
+                % (ok, r["done"], r["sent"]))
+for e in errs:
+    print("# FAIL: " + e)
+sys.exit(1 if errs else 0)
+EOF
+}
+
+# works_again NS SRC DST: after a fault, a fresh run is delivered whole.
+works_again()
+{
+	local out
+	out=$(timeout $((60 * ICS_SCALE)) ip netns exec "$1" icsctl send node "$3" channel DLM \
+		size 3000 count 20 --wait -j 2>&1)
+	assert_eq "node $2 -> node $3 after the fault: 20 messages" \
+		'20 20 0' "$(echo "$out" | jget '"%d %d %d" % (j["sent"], j["done"], j["failed"])')"
+}
+
+down_long()
+{
+	local rc=0 t0
+	snaps long || return 1
+	stream long CFSR 1m $((20000 * SCALE_COUNT)) --mixed
+	started long || rc=1
+	ip -n "$NS_BR" link set p2 down || rc=1
+	t0=$SECONDS
+	sleep $((LT * 5 / 2000))
+	ip -n "$NS_BR" link set p2 up || rc=1
+	info "p2 was down for $((SECONDS - t0))s"
+	stress_wait
+	failed long ETIMEDOUT || rc=1
+	works_again "$N1" 1 2 || rc=1
+	return $rc
+}
+
+recv_unbound()
+{
+	local rc=0 t0 out
+	snaps unb || return 1
+	stream unb RBLD 1m $((20000 * SCALE_COUNT)) --mixed
+	started unb || rc=1
+	out=$(in_ns "$N2" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; rc=1; }
+	t0=$SECONDS
+	stress_wait
+	info "icsctl send returned $((SECONDS - t0))s after node 2 unbound"
+	failed unb ETIMEDOUT || rc=1
+	ics_bind "$N2" eth0 2 && wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
+	works_again "$N1" 1 2 || rc=1
+	return $rc
+}
+
+recv_restart()
+{
+	local rc=0 out
+	snaps rst || return 1
+	stream rst NET 1m $((20000 * SCALE_COUNT)) --mixed
+	started rst || rc=1
+	out=$(in_ns "$N2" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; rc=1; }
+	ics_bind "$N2" eth0 2 || rc=1
+	stress_wait
+	failed rst ECONNRESET || rc=1
+	wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
+	works_again "$N1" 1 2 || rc=1
+	return $rc
+}
+
+sender_unbound()
+{
+	local rc=0 out
+	snaps snd || return 1
+	stream snd CLUA 1m $((20000 * SCALE_COUNT)) --mixed
+	started snd || rc=1
+	out=$(in_ns "$N1" icsctl unbind 2>&1) || { fail "unbind node 1: $out"; rc=1; }
+	stress_wait
+	failed snd ENETDOWN || rc=1
+	ics_bind "$N1" eth0 1 && wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
+	works_again "$N1" 1 2 || rc=1
+	return $rc
+}
+
+ics_case "two members on a bridge, reachable" setup || ics_bail "members cannot see each other"
+ics_case "MTU 1500 -> 9000 -> 1500 on both ends mid-stream: nothing lost, duplicated or reordered" mtu_change
+ics_case "link down for 1 s (< link_timeout_ms) mid-stream: nothing lost, duplicated or reordered" down_short
+ics_case "$BIG_COUNT x 16 MiB under 10% loss both ways: delivered intact" big_lossy
+ics_case "link down for 2.5 x link_timeout_ms mid-stream: ETIMEDOUT failures counted, no hang, link recovers" down_long
+ics_case "receiver unbound mid-stream: the sender gets ETIMEDOUT failures, not a hang" recv_unbound
+ics_case "receiver restarted mid-stream: the sender gets ECONNRESET failures" recv_restart
+ics_case "sender unbound mid-stream: its messages fail with ENETDOWN" sender_unbound
+ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+ktap_finished
