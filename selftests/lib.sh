@@ -462,6 +462,18 @@ print(t)
 EOF
 }
 
+# send_wait_ok NS DST CHANNEL SIZE COUNT: icsctl send --wait (under
+# `timeout`) reports all COUNT messages sent and done, none failed.
+send_wait_ok()
+{
+	local out
+	out=$(timeout $((60 * ICS_SCALE)) ip netns exec "$1" icsctl send node "$2" channel "$3" \
+		size "$4" count "$5" --wait -j 2>&1)
+	assert_eq "icsctl send node $2 channel $3 --wait: sent done failed" "$5 $5 0" \
+		"$(echo "$out" | jget '"%d %d %d" % (j["sent"], j["done"], j["failed"])' 2>&1 ||
+		echo "$out")"
+}
+
 # ------------------------------------------------------------ JSON -------
 
 # jget EXPR: evaluate a Python expression over the JSON on stdin (as "j");
@@ -489,36 +501,38 @@ stat_get()	# NS KEY
 	in_ns "$1" icstat -j show | jget "j[\"stats\"][\"$2\"]"
 }
 
-# chan_get NS CHANNEL FIELD...: e.g. chan_get A TEST rx msgs
-chan_get()
+# icstat_get NS COMMAND EXPR FIELD...: EXPR[FIELD]... over icstat -j COMMAND.
+icstat_get()
 {
-	local ns=$1 id expr f
-	id=$(ch_id "$2") || { echo none; return 1; }
-	shift 2
-	expr="j[\"channels\"][$id]"
+	local ns=$1 cmd=$2 expr=$3 f
+	shift 3
 	for f in "$@"; do
 		expr="$expr[\"$f\"]"
 	done
-	in_ns "$ns" icstat -j channels | jget "$expr"
+	in_ns "$ns" icstat -j "$cmd" | jget "$expr"
+}
+
+# chan_get NS CHANNEL FIELD...: e.g. chan_get A TEST rx msgs
+chan_get()
+{
+	local ns=$1 id
+	id=$(ch_id "$2") || { echo none; return 1; }
+	shift 2
+	icstat_get "$ns" channels "j[\"channels\"][$id]" "$@"
 }
 
 node_get()	# NS NODE KEY
 {
-	in_ns "$1" icstat -j nodes |
-		jget "next(n for n in j[\"nodes\"] if n[\"node_id\"] == $2)[\"$3\"]"
+	icstat_get "$1" nodes "next(n for n in j[\"nodes\"] if n[\"node_id\"] == $2)" "$3"
 }
 
 # link_get NS NODE KEY...: a field of the link to NODE (icstat -j links),
 # e.g. link_get A 2 queue CFS
 link_get()
 {
-	local ns=$1 node=$2 expr f
+	local ns=$1 node=$2
 	shift 2
-	expr="next(l for l in j[\"links\"] if l[\"node\"] == $node)"
-	for f in "$@"; do
-		expr="$expr[\"$f\"]"
-	done
-	in_ns "$ns" icstat -j links | jget "$expr"
+	icstat_get "$ns" links "next(l for l in j[\"links\"] if l[\"node\"] == $node)" "$@"
 }
 
 # ------------------------------------------------------------ waits ------

@@ -218,85 +218,54 @@ sys.exit(1 if errs else 0)
 EOF
 }
 
-# works_again NS SRC DST: after a fault, a fresh run is delivered whole.
-works_again()
+# fault TAG CHANNEL ERROR FAULT HEAL: node 1 streams on CHANNEL; once node 2
+# receives, FAULT runs; the stream must end (under `timeout`) with failures,
+# ERROR first (see failed); then HEAL, and a fresh run is delivered whole.
+fault()
+{
+	local tag=$1 ch=$2 want=$3 rc=0 t0
+	snaps "$tag" || return 1
+	stream "$tag" "$ch" 1m $((20000 * SCALE_COUNT)) --mixed
+	started "$tag" || rc=1
+	t0=$SECONDS
+	$4 || rc=1
+	stress_wait
+	info "icsctl send returned $((SECONDS - t0))s after the fault began"
+	failed "$tag" "$want" || rc=1
+	$5 || rc=1
+	send_wait_ok "$N1" 2 DLM 3000 20 || rc=1
+	return $rc
+}
+
+p2_down_long()
+{
+	ip -n "$NS_BR" link set p2 down || return 1
+	sleep $((LT * 5 / 2000))
+	ip -n "$NS_BR" link set p2 up
+}
+
+unbind()	# NODE
 {
 	local out
-	out=$(timeout $((60 * ICS_SCALE)) ip netns exec "$1" icsctl send node "$3" channel DLM \
-		size 3000 count 20 --wait -j 2>&1)
-	assert_eq "node $2 -> node $3 after the fault: 20 messages" \
-		'20 20 0' "$(echo "$out" | jget '"%d %d %d" % (j["sent"], j["done"], j["failed"])')"
+	out=$(in_ns "${ICS_MEMBER_NS[$1]}" icsctl unbind 2>&1) || fail "unbind node $1: $out"
 }
 
-down_long()
-{
-	local rc=0 t0
-	snaps long || return 1
-	stream long CFSR 1m $((20000 * SCALE_COUNT)) --mixed
-	started long || rc=1
-	ip -n "$NS_BR" link set p2 down || rc=1
-	t0=$SECONDS
-	sleep $((LT * 5 / 2000))
-	ip -n "$NS_BR" link set p2 up || rc=1
-	info "p2 was down for $((SECONDS - t0))s"
-	stress_wait
-	failed long ETIMEDOUT || rc=1
-	works_again "$N1" 1 2 || rc=1
-	return $rc
-}
-
-recv_unbound()
-{
-	local rc=0 t0 out
-	snaps unb || return 1
-	stream unb RBLD 1m $((20000 * SCALE_COUNT)) --mixed
-	started unb || rc=1
-	out=$(in_ns "$N2" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; rc=1; }
-	t0=$SECONDS
-	stress_wait
-	info "icsctl send returned $((SECONDS - t0))s after node 2 unbound"
-	failed unb ETIMEDOUT || rc=1
-	ics_bind "$N2" eth0 2 && wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
-	works_again "$N1" 1 2 || rc=1
-	return $rc
-}
-
-recv_restart()
-{
-	local rc=0 out
-	snaps rst || return 1
-	stream rst NET 1m $((20000 * SCALE_COUNT)) --mixed
-	started rst || rc=1
-	out=$(in_ns "$N2" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; rc=1; }
-	ics_bind "$N2" eth0 2 || rc=1
-	stress_wait
-	failed rst ECONNRESET || rc=1
-	wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
-	works_again "$N1" 1 2 || rc=1
-	return $rc
-}
-
-sender_unbound()
-{
-	local rc=0 out
-	snaps snd || return 1
-	stream snd CLUA 1m $((20000 * SCALE_COUNT)) --mixed
-	started snd || rc=1
-	out=$(in_ns "$N1" icsctl unbind 2>&1) || { fail "unbind node 1: $out"; rc=1; }
-	stress_wait
-	failed snd ENETDOWN || rc=1
-	ics_bind "$N1" eth0 1 && wait_reachable "$N1" 2 && wait_reachable "$N2" 1 || rc=1
-	works_again "$N1" 1 2 || rc=1
-	return $rc
-}
+restart2() { unbind 2 && ics_bind "$N2" eth0 2; }
+rebind1() { ics_bind "$N1" eth0 1 && both_reachable; }
+rebind2() { ics_bind "$N2" eth0 2 && both_reachable; }
+both_reachable() { wait_reachable "$N1" 2 && wait_reachable "$N2" 1; }
 
 ics_case "two members on a bridge, reachable" setup || ics_bail "members cannot see each other"
 ics_case "MTU 1500 -> 9000 -> 1500 on both ends mid-stream: nothing lost, duplicated or reordered" mtu_change
 ics_case "link down for 1 s (< link_timeout_ms) mid-stream: nothing lost, duplicated or reordered" down_short
 ics_case "$BIG_COUNT x 16 MiB under 10% loss both ways: delivered intact" big_lossy
-ics_case "link down for 2.5 x link_timeout_ms mid-stream: ETIMEDOUT failures counted, no hang, link recovers" down_long
-ics_case "receiver unbound mid-stream: the sender gets ETIMEDOUT failures, not a hang" recv_unbound
-ics_case "receiver restarted mid-stream: the sender gets ECONNRESET failures" recv_restart
-ics_case "sender unbound mid-stream: its messages fail with ENETDOWN" sender_unbound
+ics_case "link down for 2.5 x link_timeout_ms mid-stream: ETIMEDOUT failures counted, no hang, link recovers" \
+	fault long CFSR ETIMEDOUT p2_down_long true
+ics_case "receiver unbound mid-stream: the sender gets ETIMEDOUT failures, not a hang" \
+	fault unb RBLD ETIMEDOUT "unbind 2" rebind2
+ics_case "receiver restarted mid-stream: the sender gets ECONNRESET failures" \
+	fault rst NET ECONNRESET restart2 both_reachable
+ics_case "sender unbound mid-stream: its messages fail with ENETDOWN" \
+	fault snd CLUA ENETDOWN "unbind 1" rebind1
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 ktap_finished

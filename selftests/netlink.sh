@@ -4,7 +4,7 @@
 # netlink.sh - the generic netlink family "ics" seen by clients other than
 # icstat: the kernel's YNL CLI (tools/net/ynl/cli.py driven by
 # Documentation/netlink/specs/ics.yaml) must read exactly what icstat -j
-# reports, and malformed requests from a raw netlink socket must fail with
+# reports (channels, nodes with their test hashes, links, instance), and malformed requests from a raw netlink socket must fail with
 # an error and change nothing.
 #
 #   netns ics$$-a                       netns ics$$-b
@@ -46,6 +46,8 @@ compare()
 	ynl "$ns" --dump get-channels > "$ICS_TMP/y-chan" &&
 	ynl "$ns" --dump get-nodes > "$ICS_TMP/y-nodes" &&
 	ynl "$ns" --do get-instance > "$ICS_TMP/y-inst" &&
+	ynl "$ns" --dump get-links > "$ICS_TMP/y-links" &&
+	in_ns "$ns" icstat -j links > "$ICS_TMP/i-links" &&
 	in_ns "$ns" icstat -j chanhisttot > "$ICS_TMP/i-chan" &&
 	in_ns "$ns" icstat -j nodes > "$ICS_TMP/i-nodes" &&
 	in_ns "$ns" icstat -j show > "$ICS_TMP/i-show" || { fail "a reader failed"; return 1; }
@@ -53,8 +55,9 @@ compare()
 import json, sys
 d = sys.argv[1]
 L = lambda n: json.load(open(f"{d}/{n}"))
-yc, yn, yi = L("y-chan"), L("y-nodes"), L("y-inst")
-ic, inn, ish = L("i-chan"), L("i-nodes"), L("i-show")
+yc, yn, yi, yl = L("y-chan"), L("y-nodes"), L("y-inst"), L("y-links")
+ic, inn, ish, il = L("i-chan"), L("i-nodes"), L("i-show"), L("i-links")
+names = [c["name"] for c in ic["channels"]]
 errs = []
 def eq(what, a, b):
     if a != b:
@@ -79,6 +82,20 @@ for k in yn:
     for f in ("tx-msgs", "tx-bytes", "rx-msgs", "rx-bytes"):
         eq(f"node {k} {f}", yn[k][f], inn[k][f.replace("-", "_")])
     eq(f"node {k} reachable", bool(yn[k]["reachable"]), inn[k]["reachable"])
+    for f in ("tx-testhash", "rx-testhash"):
+        eq(f"node {k} {f}", yn[k].get(f), [inn[k][f.replace("-", "_")][n] for n in names])
+yl = {m["link"]["node"]: m["link"] for m in yl}
+il = {l["node"]: l for l in il["links"]}
+eq("link peers", sorted(yl), sorted(il))
+for k in yl:
+    for f, v in yl[k].items():
+        want = il[k].get(f.replace("-", "_"))
+        if f == "queue":
+            want = [want[n] for n in names]
+        eq(f"link {k} {f}", v, want)
+    eq(f"link {k} attribute count", len(yl[k]), len(il[k]))
+if not any(l["tx_frames"] for l in il.values()):
+    errs.append("no link counted a data frame: the link comparison proves nothing")
 eq("state", yi["state"], ish["state"])
 for y, i in (("node-id", "node_id"), ("cluster-id", "cluster_id"), ("ifname", "ifname"),
              ("mtu", "mtu"), ("msg-max", "msg_max"), ("hello-ms", "hello_ms")):
