@@ -69,11 +69,30 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	return 0;
 }
 
+/* The NIC's MTU changed: tell the peers, and resend what no longer fits. */
+void ics_bind_mtu_changed(struct ics_net *in)
+{
+	struct ics_bind *b = rtnl_dereference(in->bind);
+	struct ics_peer *p;
+	int node;
+
+	ASSERT_RTNL();
+	if (!b)
+		return;
+	ics_hello_send(b, ICS_NODE_BROADCAST, 0, GFP_KERNEL);
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		p = rtnl_dereference(b->peers[node]);
+		if (p)
+			ics_link_mtu_check(p);
+	}
+}
+
 /*
  * Unpublish, then wait: dev_remove_pack() waits for receivers in flight and
  * synchronize_net() for senders (they use the binding only inside RCU
- * read-side sections, see ics_xmit()). After that nothing can reach the
- * binding or its peers, so they are freed directly.
+ * read-side sections, see ics_link_send()). After that only the timers can
+ * reach the binding; they are stopped before the peers' links fail what they
+ * hold (ENETDOWN) and everything is freed.
  */
 int ics_unbind(struct ics_net *in, const char *why)
 {
@@ -89,6 +108,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	dev_remove_pack(&b->pt);
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
+	wake_up_all(&in->send_wq);	/* blocked senders see the instance unbound */
 
 	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
 	ics_peers_free(b);

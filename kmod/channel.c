@@ -41,36 +41,49 @@ void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_ha
 EXPORT_SYMBOL_GPL(ics_unregister_handler);
 
 /**
- * ics_send - send a message to a node on a channel
+ * ics_send_msg - queue a message to a node on a channel
  * @net: network namespace whose instance sends
  * @node: destination node id, 1..ICS_MAX_NODES, not our own
  * @channel: enum ics_channel
- * @data: the message
+ * @data: the message; copied, the caller may reuse it on return
  * @len: its length, 0..ICS_MSG_MAX
- * @gfp: allocation flags; with GFP_KERNEL the call may sleep between frames
+ * @args: queueing and completion options, or NULL for the defaults
+ * @gfp: allocation flags; a gfp that may sleep may also wait for queue room
  *
- * Delivery is best-effort for now. Returns 0 when every frame went to the NIC,
- * or -EINVAL, -EMSGSIZE, -ENOTCONN (not bound), -EHOSTUNREACH (node never
- * heard from), -ENETDOWN (unbound meanwhile), -ENOBUFS (no memory, or the NIC
- * dropped a frame).
+ * The link delivers the message exactly once and in order (per peer, hence
+ * per channel), or reports it failed through @args->done. Returns 0 once it
+ * is queued, or -EINVAL, -EMSGSIZE, -ENOTCONN (not bound), -EHOSTUNREACH
+ * (node never heard from), -ENOMEM, -EAGAIN (queue full and
+ * ICS_SEND_NONBLOCK or an atomic @gfp), -ETIMEDOUT (queue stayed full),
+ * -EINTR (signal while waiting). See struct ics_send_args.
  */
-int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
-	     gfp_t gfp)
+int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
+		 const struct ics_send_args *args, gfp_t gfp)
 {
-	struct ics_txmsg m = {
-		.node = node,
-		.channel = channel,
-		.type = ICS_FT_DATA,
-		.len = len,
-		.fill = ics_fill_buf,
-		.data = data,
-	};
-
 	if (channel >= ICS_CHANNELS || node < 1 || node > ICS_MAX_NODES)
 		return -EINVAL;
 	if (len > ICS_MSG_MAX)
 		return -EMSGSIZE;
-	return ics_xmit(ics_net(net), &m, gfp);
+	return ics_link_send(ics_net(net), node, channel, 0, data, len, args, gfp);
+}
+EXPORT_SYMBOL_GPL(ics_send_msg);
+
+/**
+ * ics_send - queue a message, with the default options
+ * @net: network namespace whose instance sends
+ * @node: destination node id
+ * @channel: enum ics_channel
+ * @data: the message, copied
+ * @len: its length
+ * @gfp: allocation flags; one that may sleep waits up to 10 s for room
+ *
+ * ics_send_msg() without a completion: errors after queueing are counted
+ * (ICS_STAT_MSGS_FAILED) but not reported.
+ */
+int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
+	     gfp_t gfp)
+{
+	return ics_send_msg(net, node, channel, data, len, NULL, gfp);
 }
 EXPORT_SYMBOL_GPL(ics_send);
 

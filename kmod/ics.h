@@ -5,41 +5,56 @@
  *
  *   struct ics_net     one per network namespace, from netns creation (or
  *                      module load) to netns exit (or unload). Owns the
- *                      counters and the channel handlers, so both survive
- *                      binding and unbinding.
+ *                      counters, channel handlers and priorities, and the
+ *                      wait queue of blocked senders, so all survive binding
+ *                      and unbinding.
  *   struct ics_bind    exists while the instance is bound to a NIC. Published
  *                      in ics_net.bind under RTNL, read under RCU. Unbinding
  *                      unpublishes it, waits for every reader (dev_remove_pack()
- *                      and synchronize_net()), stops its timer, then frees it
- *                      and its peers directly: nothing can reach them any more.
- *   struct ics_peer    a node heard on the bound NIC: node id -> MAC. Created
- *                      by the receive path, immutable after publication but
- *                      for last_heard and its reassembly list (peer->lock).
- *                      Replaced (kfree_rcu) when a silent node reappears with
- *                      a new MAC.
+ *                      and synchronize_net()), stops its timers, fails what
+ *                      its links still hold, then frees it and its peers.
+ *   struct ics_peer    a node heard on the bound NIC, with the link to it
+ *                      (both directions, struct ics_link). Created by the
+ *                      receive path, lives until unbind; a node that moves to
+ *                      a new MAC keeps its peer.
+ *   struct ics_msg     a message on a link's send side, from ics_send_msg()
+ *                      until every frame is acknowledged or it fails; then its
+ *                      sender is told, exactly once, and it is freed.
  *
- * Locks: RTNL serialises bind/unbind and the netdev notifier; stats_lock
- * the reset baseline; reg_lock handler registration; bind->peers_lock peer
- * creation; peer->lock a peer's reassembly list. No lock is nested in another
- * except RTNL -> stats_lock. The data path takes only peer->lock, and only for
- * fragmented messages.
+ * Locks, outermost first:
+ *   RTNL               bind/unbind, the netdev notifier
+ *   stats_lock         the reset baseline (taken under RTNL)
+ *   reg_lock, ping_lock  handler registration; one ping run at a time
+ *   peer->lock         the receive side of a link: rcv_nxt, the out-of-order
+ *                      queue, reassembly, incarnation. Held while a message
+ *                      is delivered, which is what keeps delivery in order.
+ *   link->tx_lock      the send side of a link: queues, window, RTT. May be
+ *                      taken under any peer->lock (a handler that replies
+ *                      from its rcv()), never the other way round.
+ *   bind->peers_lock   peer creation (leaf)
+ * The data path takes one peer's locks and nothing global.
  */
 #ifndef _ICS_INTERNAL_H
 #define _ICS_INTERNAL_H
 
 #include <linux/etherdevice.h>
+#include <linux/jhash.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/wait.h>
 #include <net/ics.h>
 
 #include "compat.h"
 
 #define ICS_HDR_LEN	sizeof(struct ics_wire_hdr)
 #define ICS_HELLO_LEN	sizeof(struct ics_wire_hello)
+#define ICS_ACK_LEN	sizeof(struct ics_wire_ack)
+#define ICS_RX_WINDOW	ICS_SACK_BITS	/* frames a receiver holds past a gap */
+#define ICS_WINDOW_MAX	ICS_SACK_BITS	/* frames in flight per link, at most */
 
 /* Every counter is a u64 so that summing and resetting are one loop. */
 struct ics_dir_stats {
@@ -69,6 +84,8 @@ struct ics_stats {
 	u64 ctr[__ICS_STAT_LAST];
 };
 
+struct ics_ping;
+
 struct ics_net {
 	struct net *net;
 	struct ics_bind __rcu *bind;	/* RTNL */
@@ -83,6 +100,15 @@ struct ics_net {
 
 	struct mutex reg_lock;		/* handler registration */
 	struct ics_handler __rcu *handlers[ICS_CHANNELS];
+
+	u8 prio[ICS_CHANNELS];		/* send priority: READ_ONCE; genl writes */
+	wait_queue_head_t send_wq;	/* senders waiting for queue room */
+	struct mutex ping_lock;		/* one ICS_TEST_F_PING run at a time */
+	wait_queue_head_t ping_wq;	/* its lock protects ping */
+	struct ics_ping *ping;		/* the run waiting for a pong */
+	/* test hashes: tx under the link's tx_lock, rx under peer->lock */
+	u32 tx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
+	u32 rx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
 };
 
 struct ics_bind {
@@ -94,45 +120,111 @@ struct ics_bind {
 	u8 node_id;
 	u32 cluster_id;
 	u32 incarnation;
-	atomic_t bcast_msg_id;
 	struct timer_list timer;	/* hello and reassembly expiry */
 	atomic_long_t reasm_mem;	/* truesize held in reassembly */
-	spinlock_t peers_lock;		/* creating/replacing peers */
+	spinlock_t peers_lock;		/* creating peers */
 	struct ics_peer __rcu *peers[ICS_MAX_NODES + 1];
 };
 
-struct ics_peer {
-	u8 node_id;
-	u8 addr[ETH_ALEN];
-	unsigned long last_heard;	/* jiffies; READ_ONCE/WRITE_ONCE */
-	u32 incarnation;		/* under lock */
-	atomic_t tx_msg_id;
-	spinlock_t lock;		/* reasm, nr_reasm, incarnation, dead */
-	struct list_head reasm;
-	unsigned int nr_reasm;
-	bool dead;			/* replaced or unbound: no new reassembly */
-	struct rcu_head rcu;
+/* A frame sent and not yet acknowledged: where its bytes come from. */
+struct ics_txframe {
+	struct ics_msg *msg;
+	u32 off;
+	u16 len;
+	u8 sacked:1;		/* the receiver holds it (SACK) */
+	u8 rexmit:1;		/* sent more than once: no RTT sample (Karn) */
+	u8 last:1;		/* the message's last frame */
+	u64 sent_ns;		/* last transmission */
 };
 
-/* A message being sent: ics_xmit() cuts it into frames. */
-struct ics_txmsg {
-	u8 node;		/* destination or ICS_NODE_BROADCAST */
+struct ics_chanq {
+	struct list_head pending;	/* messages not yet cut into frames */
+	u64 bytes;			/* queued + unacknowledged bytes */
+};
+
+/*
+ * The link to one peer. Send side under tx_lock; receive side under the
+ * peer's lock. Fields one side reads of the other use READ_ONCE/WRITE_ONCE.
+ */
+struct ics_link {
+	spinlock_t tx_lock;
+	struct ics_chanq q[ICS_CHANNELS];
+	struct list_head sent;		/* cut, not acknowledged, in seq order */
+	u32 tx_sess;			/* 0 until the first frame */
+	u32 snd_una, snd_nxt;		/* [snd_una, snd_nxt) in flight */
+	u32 recover;			/* in loss recovery until snd_una passes it */
+	u32 cwnd, ssthresh, cwnd_cnt;
+	u32 srtt_us, rttvar_us, rto_ms;
+	u32 peer_mtu;			/* from its hello; 0 = unknown */
+	u32 next_msg_id;
+	u32 queued_msgs;
+	u64 queued_bytes;
+	u16 big;			/* largest frame payload in flight */
+	bool reorder;			/* rtx_timer runs as reorder timer */
+	u8 rr[ICS_PRIO_LEVELS];		/* round robin within a level */
+	u8 starve[ICS_PRIO_LEVELS];	/* frames a waiting level was passed over */
+	unsigned long progress;		/* jiffies of the last ack progress */
+	struct ics_txframe *ring;	/* in flight, by seq & ring_mask */
+	u32 ring_mask;			/* window frames, a power of 2, - 1 */
+	struct timer_list rtx_timer;
+
+	/* receive side: peer->lock */
+	u32 rx_sess, rcv_nxt;
+	u32 rx_unacked;			/* in-order frames not yet acknowledged */
+	u32 rx_last_msg[ICS_CHANNELS];	/* last message delivered per channel */
+	u16 rx_last_valid;		/* bit per channel */
+	struct sk_buff_head ooo;	/* ahead of a gap, by seq */
+	struct timer_list ack_timer;	/* delayed acknowledgement */
+
+	/* counters: tx ones under tx_lock, rx ones under peer->lock */
+	u64 tx_frames, retransmits, fast_retransmits, timeouts, tx_acks, resets;
+	u64 msgs_done, msgs_failed, rx_acks;
+	u64 rx_frames, duplicates, out_of_order, crc_errors;
+};
+
+struct ics_peer {
+	struct ics_bind *b;
+	u8 node_id;
+	u8 addr[ETH_ALEN];		/* changes only when the node moves */
+	unsigned long last_heard;	/* jiffies; READ_ONCE/WRITE_ONCE */
+	u32 incarnation;		/* under lock */
+	spinlock_t lock;		/* receive side, see struct ics_link */
+	struct list_head reasm;
+	unsigned int nr_reasm;
+	bool dead;			/* unbinding: take nothing more */
+	struct ics_link link;
+};
+
+/* A message on a link's send side; the data follows. */
+struct ics_msg {
+	struct list_head list;		/* chanq.pending, then link.sent */
 	u8 channel;
-	u8 type;		/* enum ics_frame_type */
-	u8 flags;		/* ICS_WF_* */
+	u8 flags;			/* ICS_WF_* */
+	u8 src;				/* our node id, for the test pattern */
+	bool cut;			/* every frame built once */
 	u32 len;
-	/* set by ics_xmit() before the first fill() */
-	u8 src;
 	u32 msg_id;
-	/* copies [off, off + n) of the message to @to */
-	int (*fill)(const struct ics_txmsg *m, void *to, u32 off, u32 n);
-	const void *data;	/* for ics_fill_buf() */
+	u32 next_off;			/* next byte to cut */
+	void (*done)(void *ctx, int err);
+	void *ctx;
+	u8 data[];			/* len bytes, unless ICS_WF_TESTPAT */
+};
+
+/* Header fields of a frame being built (tx.c). */
+struct ics_hdr_args {
+	u8 type, flags, channel, dst;
+	u32 sess, seq, ack_sess, ack;
+	u32 msg_id, msg_len, off;
 };
 
 /* Module parameters (main.c). */
 extern unsigned int ics_hello_ms;
 extern unsigned int ics_reasm_timeout_ms;
 extern unsigned long ics_reasm_mem_max;
+extern unsigned int ics_link_timeout_ms;
+extern unsigned int ics_link_window;
+extern unsigned long ics_link_queue_max;
+extern unsigned long ics_chan_queue_max;
 
 /* main.c */
 struct ics_net *ics_net(const struct net *net);
@@ -141,6 +233,7 @@ struct ics_net *ics_net(const struct net *net);
 int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluster_id,
 	     struct netlink_ext_ack *extack);
 int ics_unbind(struct ics_net *in, const char *why);
+void ics_bind_mtu_changed(struct ics_net *in);
 
 /* stats.c */
 int ics_stats_init(struct ics_net *in);
@@ -157,7 +250,7 @@ static inline void ics_count(struct ics_net *in, enum ics_stat s)
 	this_cpu_inc(in->stats->ctr[s]);
 }
 
-/* A frame is counted once it is accepted: delivered, held or a hello. */
+/* A frame is counted once it is accepted. */
 static inline void ics_count_rx_frame(struct ics_net *in, u32 frame_len)
 {
 	this_cpu_inc(in->stats->ctr[ICS_STAT_RX_FRAMES]);
@@ -176,15 +269,43 @@ static inline void ics_count_dir(struct ics_dir_stats __percpu *d, u32 len)
 	this_cpu_inc(d->hist[ics_row(len)]);
 }
 
-/* tx.c */
-int ics_xmit(struct ics_net *in, struct ics_txmsg *m, gfp_t gfp);
-int ics_fill_buf(const struct ics_txmsg *m, void *to, u32 off, u32 n);
+/* Serial-number arithmetic on u32 sequence numbers. */
+static inline bool ics_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+/* tx.c: building and sending single frames */
+struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
+				gfp_t gfp);
+int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
+u32 ics_link_mtu(const struct ics_peer *p);
+void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp);
+void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
+
+/* link_tx.c: the send side of a link */
+void ics_link_init(struct ics_peer *p);
+int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+		  u32 len, const struct ics_send_args *args, gfp_t gfp);
+void ics_link_push(struct ics_peer *p);
+void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
+		      const struct ics_wire_ack *sack);
+void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
+void ics_link_fail(struct ics_peer *p, int err);
+void ics_link_mtu_check(struct ics_peer *p);
+void ics_link_destroy(struct ics_peer *p);
+void ics_rtx_timer(struct timer_list *t);
+
+/* link_rx.c: the receive side of a link */
+void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 seq);
+void ics_link_ack_send(struct ics_peer *p);
+void __ics_link_rx_reset(struct ics_peer *p);
+void ics_ack_timer(struct timer_list *t);
 
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev);
-void ics_deliver(struct ics_net *in, u8 src, u8 channel, u8 flags, u32 msg_id,
-		 struct sk_buff *skb);
+void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb);
 
 /* peer.c */
 struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr, bool *created);
@@ -200,26 +321,54 @@ struct ics_frag {
 	u8 flags;
 };
 
-void ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
-		   const struct ics_frag *f);
-enum ics_reasm_flush {
-	ICS_REASM_IDLE,		/* drop partial messages idle past the timeout */
-	ICS_REASM_ALL,		/* drop all: the peer restarted */
-	ICS_REASM_CLOSE,	/* drop all and take no more: the peer is going */
+/* skb->cb of a received data frame until reassembly takes it over */
+struct ics_rx_cb {
+	struct ics_frag f;
+	u32 seq;
 };
 
+#define ICS_RXCB(skb) ((struct ics_rx_cb *)(skb)->cb)
+
+bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
+		   const struct ics_frag *f);
+enum ics_reasm_flush {
+	ICS_REASM_IDLE,		/* drop partial messages of a silent peer */
+	ICS_REASM_ALL,		/* drop all: new session or restart */
+	ICS_REASM_CLOSE,	/* drop all and take no more: unbinding */
+};
+
+void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how);
 void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how);
 
 /* hello.c */
-void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp);
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool created, struct sk_buff *skb,
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool fresh, struct sk_buff *skb,
 		   u32 frame_len);
 void ics_timer(struct timer_list *t);
 
 /* testgen.c */
+struct ics_ping {
+	u8 node, channel;
+	bool answered;
+};
+
+struct ics_test_result {
+	u32 sent, done, failed;
+	int error;
+	u32 rtt_count;
+	u64 rtt_min, rtt_p50, rtt_p99, rtt_max, rtt_mean;
+};
+
 u32 ics_pattern_seed(u8 src, u8 channel, u32 msg_id, u32 len);
+void ics_pattern_fill(u32 seed, u8 *to, u32 off, u32 n);
 bool ics_pattern_check(struct sk_buff *skb, u32 seed);
-int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 *sent);
+int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 flags,
+		u32 timeout_ms, struct ics_test_result *r);
+void ics_pong_rcv(struct ics_net *in, u8 src, u8 channel);
+
+static inline u32 ics_test_hash(u32 prev, u32 msg_id, u32 len, bool ok)
+{
+	return jhash_3words(msg_id, len, ok, prev);
+}
 
 /* netlink.c */
 int ics_genl_init(void);

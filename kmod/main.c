@@ -32,12 +32,32 @@ MODULE_PARM_DESC(hello_ms, "hello interval in ms, 10..3600000 (default 1000)");
 unsigned int ics_reasm_timeout_ms = 3000;
 module_param_named(reasm_timeout_ms, ics_reasm_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(reasm_timeout_ms,
-		 "drop a partial message after this many ms without a fragment (default 3000)");
+		 "drop a silent peer's partial messages after this many ms (default 3000)");
 
 unsigned long ics_reasm_mem_max = 256UL << 20;
 module_param_named(reasm_mem_max, ics_reasm_mem_max, ulong, 0444);
 MODULE_PARM_DESC(reasm_mem_max,
 		 "bytes of partial messages one instance may hold (default 256 MiB)");
+
+unsigned int ics_link_timeout_ms = 1500;
+module_param_named(link_timeout_ms, ics_link_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(link_timeout_ms,
+		 "fail a link's messages after this many ms without progress (default 1500)");
+
+unsigned int ics_link_window = 128;
+module_param_named(link_window, ics_link_window, uint, 0444);
+MODULE_PARM_DESC(link_window, "frames in flight per link, 4..512, rounded up to a power of 2 (default 128)");
+
+unsigned long ics_link_queue_max = 64UL << 20;
+module_param_named(link_queue_max, ics_link_queue_max, ulong, 0444);
+MODULE_PARM_DESC(link_queue_max, "bytes queued or unacknowledged per peer (default 64 MiB)");
+
+unsigned long ics_chan_queue_max = 32UL << 20;
+module_param_named(chan_queue_max, ics_chan_queue_max, ulong, 0444);
+MODULE_PARM_DESC(chan_queue_max,
+		 "bytes queued or unacknowledged per peer and channel (default 32 MiB)");
+
+static const u8 ics_default_prio[ICS_CHANNELS] = ICS_CHANNEL_PRIOS;
 
 static unsigned int ics_net_id __read_mostly;
 
@@ -54,6 +74,10 @@ static int __net_init ics_net_init(struct net *net)
 	in->state = ICS_STATE_UNUSED;
 	mutex_init(&in->stats_lock);
 	mutex_init(&in->reg_lock);
+	mutex_init(&in->ping_lock);
+	init_waitqueue_head(&in->send_wq);
+	init_waitqueue_head(&in->ping_wq);
+	memcpy(in->prio, ics_default_prio, sizeof(in->prio));
 	return ics_stats_init(in);
 }
 
@@ -96,8 +120,9 @@ static int ics_netdev_event(struct notifier_block *nb, unsigned long event, void
 		break;
 	case NETDEV_CHANGEMTU:
 		if (dev->mtu < ICS_MIN_MTU)
-			pr_warn("%s: mtu %u is below %u; sends fail until it is raised\n",
+			pr_warn("%s: mtu %u is below %u; frames stall until it is raised\n",
 				dev->name, dev->mtu, ICS_MIN_MTU);
+		ics_bind_mtu_changed(in);
 		break;
 	}
 	return NOTIFY_DONE;
@@ -136,6 +161,14 @@ static int __init ics_check_params(void)
 	}
 	if (ics_hello_ms < 10 || ics_hello_ms > 3600000) {
 		pr_err("hello_ms %u out of range 10..3600000\n", ics_hello_ms);
+		return -EINVAL;
+	}
+	if (ics_link_timeout_ms < 10 || ics_link_window < 4 || ics_link_window > ICS_WINDOW_MAX) {
+		pr_err("link_timeout_ms must be >= 10, link_window 4..%u\n", ICS_WINDOW_MAX);
+		return -EINVAL;
+	}
+	if (ics_link_queue_max < ICS_MSG_MAX || ics_chan_queue_max < 1) {
+		pr_err("link_queue_max must be >= %u, chan_queue_max >= 1\n", ICS_MSG_MAX);
 		return -EINVAL;
 	}
 	if (ics_reasm_timeout_ms < 10 || ics_reasm_mem_max < 2 * ICS_MSG_MAX) {

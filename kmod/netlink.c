@@ -16,6 +16,11 @@ static struct genl_family ics_family;
 
 static const char * const ics_channel_names[ICS_CHANNELS] = ICS_CHANNEL_NAMES;
 
+static const struct nla_policy ics_chan_policy[ICS_CHAN_A_MAX + 1] = {
+	[ICS_CHAN_A_ID] = NLA_POLICY_MAX(NLA_U32, ICS_CHANNELS - 1),
+	[ICS_CHAN_A_PRIO] = NLA_POLICY_MAX(NLA_U8, ICS_PRIO_LEVELS - 1),
+};
+
 static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_IFINDEX] = { .type = NLA_U32 },
 	[ICS_A_IFNAME] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
@@ -24,6 +29,9 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_TEST_CHANNEL] = { .type = NLA_U32 },
 	[ICS_A_TEST_SIZE] = { .type = NLA_U32 },
 	[ICS_A_TEST_COUNT] = { .type = NLA_U32 },
+	[ICS_A_TEST_FLAGS] = NLA_POLICY_MASK(NLA_U32, ICS_TEST_F_ALL),
+	[ICS_A_TEST_TIMEOUT_MS] = { .type = NLA_U32 },
+	[ICS_A_CHANNEL] = NLA_POLICY_NESTED(ics_chan_policy),
 };
 
 static struct ics_net *ics_nl_net(struct genl_info *info)
@@ -92,6 +100,9 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 
 	if (nla_put_u32(msg, ICS_A_MSG_MAX, ICS_MSG_MAX) ||
 	    nla_put_u32(msg, ICS_A_HELLO_MS, ics_hello_ms) ||
+	    nla_put_u32(msg, ICS_A_LINK_TIMEOUT_MS, ics_link_timeout_ms) ||
+	    nla_put_u32(msg, ICS_A_LINK_WINDOW,
+			roundup_pow_of_two(clamp_t(u32, ics_link_window, 4, ICS_WINDOW_MAX))) ||
 	    nla_put_u64_64bit(msg, ICS_A_RESET_AGE_MS, ics_ms_since(READ_ONCE(in->reset_time)),
 			      ICS_A_PAD) ||
 	    ics_nl_put_stats(msg, in))
@@ -150,7 +161,32 @@ static int ics_nl_unbind(struct sk_buff *skb, struct genl_info *info)
 
 static int ics_nl_reset(struct sk_buff *skb, struct genl_info *info)
 {
-	ics_stats_reset(ics_nl_net(info));
+	struct ics_net *in = ics_nl_net(info);
+
+	ics_stats_reset(in);
+	/* Test hashes restart too; a reset during traffic makes them unequal. */
+	memset(in->tx_hash, 0, sizeof(in->tx_hash));
+	memset(in->rx_hash, 0, sizeof(in->rx_hash));
+	return 0;
+}
+
+static int ics_nl_set_channel(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[ICS_CHAN_A_MAX + 1];
+	struct ics_net *in = ics_nl_net(info);
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ICS_A_CHANNEL))
+		return -EINVAL;
+	err = nla_parse_nested(tb, ICS_CHAN_A_MAX, info->attrs[ICS_A_CHANNEL], ics_chan_policy,
+			       info->extack);
+	if (err)
+		return err;
+	if (!tb[ICS_CHAN_A_ID] || !tb[ICS_CHAN_A_PRIO]) {
+		NL_SET_ERR_MSG_MOD(info->extack, "give the channel id and its priority");
+		return -EINVAL;
+	}
+	WRITE_ONCE(in->prio[nla_get_u32(tb[ICS_CHAN_A_ID])], nla_get_u8(tb[ICS_CHAN_A_PRIO]));
 	return 0;
 }
 
@@ -191,8 +227,23 @@ static int ics_nl_put_channel(struct sk_buff *skb, struct ics_net *in, unsigned 
 	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_UNCLAIMED, cs.rx_unclaimed, ICS_CHAN_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_PATTERN_OK, cs.rx_pattern_ok, ICS_CHAN_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_PATTERN_BAD, cs.rx_pattern_bad,
-			      ICS_CHAN_A_PAD))
+			      ICS_CHAN_A_PAD) ||
+	    nla_put_u8(skb, ICS_CHAN_A_PRIO, READ_ONCE(in->prio[ch])))
 		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int ics_nl_put_hashes(struct sk_buff *skb, int type, const u32 *hash)
+{
+	struct nlattr *nest = nla_nest_start(skb, type);
+	int ch;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (nla_put_u32(skb, ch + 1, READ_ONCE(hash[ch])))
+			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
 }
@@ -233,7 +284,126 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_MSGS, ns.tx_msgs, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_BYTES, ns.tx_bytes, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_MSGS, ns.rx_msgs, ICS_NODE_A_PAD) ||
-	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_BYTES, ns.rx_bytes, ICS_NODE_A_PAD))
+	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_BYTES, ns.rx_bytes, ICS_NODE_A_PAD) ||
+	    ics_nl_put_hashes(skb, ICS_NODE_A_TX_TESTHASH, in->tx_hash[id]) ||
+	    ics_nl_put_hashes(skb, ICS_NODE_A_RX_TESTHASH, in->rx_hash[id]))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* A snapshot of a link, taken under its locks, put without them. */
+struct ics_link_info {
+	u32 tx_sess, rx_sess, snd_una, snd_nxt, rcv_nxt, cwnd, ssthresh, srtt_us, rttvar_us;
+	u32 rto_ms, mtu, queued_msgs, ooo;
+	u64 queued_bytes, chan_bytes[ICS_CHANNELS];
+	u64 tx_frames, retransmits, fast_retransmits, timeouts, rx_frames, duplicates;
+	u64 out_of_order, crc_errors, tx_acks, rx_acks, resets, msgs_done, msgs_failed;
+};
+
+static void ics_link_snapshot(struct ics_peer *p, struct ics_link_info *li)
+{
+	struct ics_link *l = &p->link;
+	int ch;
+
+	spin_lock_bh(&l->tx_lock);
+	li->tx_sess = l->tx_sess;
+	li->snd_una = l->snd_una;
+	li->snd_nxt = l->snd_nxt;
+	li->cwnd = l->cwnd;
+	li->ssthresh = l->ssthresh;
+	li->srtt_us = l->srtt_us;
+	li->rttvar_us = l->rttvar_us;
+	li->rto_ms = l->rto_ms;
+	li->queued_msgs = l->queued_msgs;
+	li->queued_bytes = l->queued_bytes;
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		li->chan_bytes[ch] = l->q[ch].bytes;
+	li->tx_frames = l->tx_frames;
+	li->retransmits = l->retransmits;
+	li->fast_retransmits = l->fast_retransmits;
+	li->timeouts = l->timeouts;
+	li->rx_acks = l->rx_acks;
+	li->resets = l->resets;
+	li->msgs_done = l->msgs_done;
+	li->msgs_failed = l->msgs_failed;
+	spin_unlock_bh(&l->tx_lock);
+
+	spin_lock_bh(&p->lock);
+	li->rx_sess = l->rx_sess;
+	li->rcv_nxt = l->rcv_nxt;
+	li->ooo = skb_queue_len(&l->ooo);
+	li->rx_frames = l->rx_frames;
+	li->duplicates = l->duplicates;
+	li->out_of_order = l->out_of_order;
+	li->crc_errors = l->crc_errors;
+	li->tx_acks = l->tx_acks;
+	spin_unlock_bh(&p->lock);
+	li->mtu = ics_link_mtu(p);
+}
+
+#define ICS_PUT_LINK_U32(attr, v) nla_put_u32(skb, ICS_LINK_A_##attr, li->v)
+#define ICS_PUT_LINK_U64(attr, v) nla_put_u64_64bit(skb, ICS_LINK_A_##attr, li->v, ICS_LINK_A_PAD)
+
+static int ics_nl_put_link(struct sk_buff *skb, struct ics_net *in, unsigned int id,
+			   bool *skip)
+{
+	struct ics_link_info info, *li = &info;
+	struct nlattr *nest, *q;
+	struct ics_bind *b;
+	struct ics_peer *p;
+	int ch;
+
+	/* Peers are freed only after an RCU grace period (ics_unbind()). */
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	p = b ? rcu_dereference(b->peers[id]) : NULL;
+	if (p)
+		ics_link_snapshot(p, li);
+	rcu_read_unlock();
+	*skip = !p;
+	if (!p)
+		return 0;
+
+	nest = nla_nest_start(skb, ICS_A_LINK);
+	if (!nest ||
+	    nla_put_u32(skb, ICS_LINK_A_NODE, id) ||
+	    ICS_PUT_LINK_U32(TX_SESSION, tx_sess) ||
+	    ICS_PUT_LINK_U32(RX_SESSION, rx_sess) ||
+	    ICS_PUT_LINK_U32(SND_UNA, snd_una) ||
+	    ICS_PUT_LINK_U32(SND_NXT, snd_nxt) ||
+	    ICS_PUT_LINK_U32(RCV_NXT, rcv_nxt) ||
+	    ICS_PUT_LINK_U32(CWND, cwnd) ||
+	    ICS_PUT_LINK_U32(SSTHRESH, ssthresh) ||
+	    nla_put_u32(skb, ICS_LINK_A_INFLIGHT, li->snd_nxt - li->snd_una) ||
+	    ICS_PUT_LINK_U32(SRTT_US, srtt_us) ||
+	    ICS_PUT_LINK_U32(RTTVAR_US, rttvar_us) ||
+	    ICS_PUT_LINK_U32(RTO_MS, rto_ms) ||
+	    ICS_PUT_LINK_U32(MTU, mtu) ||
+	    ICS_PUT_LINK_U32(QUEUED_MSGS, queued_msgs) ||
+	    ICS_PUT_LINK_U64(QUEUED_BYTES, queued_bytes))
+		return -EMSGSIZE;
+	q = nla_nest_start(skb, ICS_LINK_A_QUEUE);
+	if (!q)
+		return -EMSGSIZE;
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (nla_put_u64_64bit(skb, ch + 1, li->chan_bytes[ch], ICS_CHANNELS + 1))
+			return -EMSGSIZE;
+	nla_nest_end(skb, q);
+	if (ICS_PUT_LINK_U32(OOO_QUEUED, ooo) ||
+	    ICS_PUT_LINK_U64(TX_FRAMES, tx_frames) ||
+	    ICS_PUT_LINK_U64(RETRANSMITS, retransmits) ||
+	    ICS_PUT_LINK_U64(FAST_RETRANSMITS, fast_retransmits) ||
+	    ICS_PUT_LINK_U64(TIMEOUTS, timeouts) ||
+	    ICS_PUT_LINK_U64(RX_FRAMES, rx_frames) ||
+	    ICS_PUT_LINK_U64(DUPLICATES, duplicates) ||
+	    ICS_PUT_LINK_U64(OUT_OF_ORDER, out_of_order) ||
+	    ICS_PUT_LINK_U64(CRC_ERRORS, crc_errors) ||
+	    ICS_PUT_LINK_U64(TX_ACKS, tx_acks) ||
+	    ICS_PUT_LINK_U64(RX_ACKS, rx_acks) ||
+	    ICS_PUT_LINK_U64(RESETS, resets) ||
+	    ICS_PUT_LINK_U64(MSGS_DONE, msgs_done) ||
+	    ICS_PUT_LINK_U64(MSGS_FAILED, msgs_failed))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -261,8 +431,10 @@ static int ics_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 		genl_dump_check_consistent(cb, hdr);
 		if (cmd == ICS_CMD_GET_CHANNELS)
 			err = ics_nl_put_channel(skb, in, i);
-		else
+		else if (cmd == ICS_CMD_GET_NODES)
 			err = ics_nl_put_node(skb, in, i, &skip);
+		else
+			err = ics_nl_put_link(skb, in, i, &skip);
 		if (err || skip) {
 			genlmsg_cancel(skb, hdr);
 			if (err)
@@ -285,10 +457,32 @@ static int ics_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 	return ics_nl_dump(skb, cb, ICS_CMD_GET_NODES, 1, ICS_MAX_NODES);
 }
 
+static int ics_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return ics_nl_dump(skb, cb, ICS_CMD_GET_LINKS, 1, ICS_MAX_NODES);
+}
+
+static int ics_nl_put_rtt(struct sk_buff *msg, const struct ics_test_result *r)
+{
+	struct nlattr *nest = nla_nest_start(msg, ICS_A_TEST_RTT);
+
+	if (!nest ||
+	    nla_put_u32(msg, ICS_RTT_A_COUNT, r->rtt_count) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_MIN_NS, r->rtt_min, ICS_RTT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_P50_NS, r->rtt_p50, ICS_RTT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_P99_NS, r->rtt_p99, ICS_RTT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_MAX_NS, r->rtt_max, ICS_RTT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
 static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	u32 node, ch, size, count, sent = 0;
+	u32 node, ch, size, count, flags = 0, timeout_ms = 0;
+	struct ics_test_result r;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
@@ -302,6 +496,10 @@ static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 	ch = nla_get_u32(a[ICS_A_TEST_CHANNEL]);
 	size = nla_get_u32(a[ICS_A_TEST_SIZE]);
 	count = nla_get_u32(a[ICS_A_TEST_COUNT]);
+	if (a[ICS_A_TEST_FLAGS])
+		flags = nla_get_u32(a[ICS_A_TEST_FLAGS]);
+	if (a[ICS_A_TEST_TIMEOUT_MS])
+		timeout_ms = nla_get_u32(a[ICS_A_TEST_TIMEOUT_MS]);
 
 	if (node < 1 || node > ICS_MAX_NODES) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_A_NODE_ID], "node id out of range 1..64");
@@ -321,8 +519,10 @@ static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 
-	err = ics_testgen(ics_nl_net(info), node, ch, size, count, &sent);
-	switch (err) {
+	err = ics_testgen(ics_nl_net(info), node, ch, size, count, flags, timeout_ms, &r);
+	if (err && !r.error)
+		r.error = err;
+	switch (r.sent ? 0 : err) {
 	case 0:
 		break;
 	case -ENOTCONN:
@@ -334,9 +534,10 @@ static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 	case -EINVAL:
 		NL_SET_ERR_MSG_MOD(info->extack, "cannot send to our own node id");
 		return err;
+	case -EAGAIN:
+		NL_SET_ERR_MSG_MOD(info->extack, "queue full");
+		return err;
 	default:
-		ics_extack(info->extack, "failed after some messages were sent",
-			   "failed after %u of %u messages were sent", sent, count);
 		return err;
 	}
 
@@ -344,7 +545,11 @@ static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &ics_family, 0, ICS_CMD_SEND_TEST);
-	if (!hdr || nla_put_u32(msg, ICS_A_TEST_SENT, sent)) {
+	if (!hdr || nla_put_u32(msg, ICS_A_TEST_SENT, r.sent) ||
+	    nla_put_u32(msg, ICS_A_TEST_DONE, r.done) ||
+	    nla_put_u32(msg, ICS_A_TEST_FAILED, r.failed) ||
+	    nla_put_u32(msg, ICS_A_TEST_ERROR, -r.error) ||
+	    ((flags & ICS_TEST_F_PING) && ics_nl_put_rtt(msg, &r))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -360,6 +565,8 @@ static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_GET_CHANNELS, .dumpit = ics_nl_dump_channels },
 	{ .cmd = ICS_CMD_GET_NODES, .dumpit = ics_nl_dump_nodes },
 	{ .cmd = ICS_CMD_SEND_TEST, .doit = ics_nl_send_test, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_GET_LINKS, .dumpit = ics_nl_dump_links },
+	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_ADMIN_PERM },
 };
 
 static struct genl_family ics_family __ro_after_init = {

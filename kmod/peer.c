@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Peers: the node id -> MAC table of a binding, learned from received frames.
- * Readers use RCU; creation and replacement take bind->peers_lock.
+ * Peers: the node id -> MAC table of a binding, learned from received frames,
+ * each with its link. Readers use RCU; creation takes bind->peers_lock.
+ * Peers live until unbind.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -9,29 +10,56 @@
 
 #include "ics.h"
 
-static struct ics_peer *ics_peer_new(u8 node, const u8 *addr)
+static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr)
 {
+	u32 ring = roundup_pow_of_two(clamp_t(u32, ics_link_window, 4, ICS_WINDOW_MAX));
 	struct ics_peer *p = kzalloc(sizeof(*p), GFP_ATOMIC);
 
 	if (!p)
 		return NULL;
+	p->link.ring = kcalloc(ring, sizeof(*p->link.ring), GFP_ATOMIC);
+	if (!p->link.ring) {
+		kfree(p);
+		return NULL;
+	}
+	p->link.ring_mask = ring - 1;
+	p->b = b;
 	p->node_id = node;
 	ether_addr_copy(p->addr, addr);
 	p->last_heard = jiffies;
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->reasm);
+	ics_link_init(p);
 	return p;
+}
+
+static void ics_peer_free(struct ics_peer *p)
+{
+	kfree(p->link.ring);
+	kfree(p);
 }
 
 /*
  * A node id heard from a second MAC is a conflict and the frame is dropped,
  * unless the known MAC has been silent for three hello intervals: then the
- * node is taken to have moved to a new NIC and the peer is replaced.
+ * node is taken to have moved to a new NIC and the peer follows it. (If it
+ * restarted too, its new incarnation resets the link.)
  */
 static bool ics_peer_stale(const struct ics_peer *p)
 {
 	return time_after(jiffies, READ_ONCE(p->last_heard) +
 				   3 * msecs_to_jiffies(ics_hello_ms));
+}
+
+static void ics_peer_move(struct ics_peer *p, const u8 *addr)
+{
+	pr_info("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
+	/* Senders read addr under tx_lock; the receive path compares it racily. */
+	spin_lock(&p->lock);
+	spin_lock(&p->link.tx_lock);
+	ether_addr_copy(p->addr, addr);
+	spin_unlock(&p->link.tx_lock);
+	spin_unlock(&p->lock);
 }
 
 /* Called from the receive path under rcu_read_lock(). */
@@ -43,42 +71,41 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr, bo
 	*created = false;
 	if (likely(p && ether_addr_equal(p->addr, addr)))
 		return p;
-	if (p && !ics_peer_stale(p))
-		goto conflict;
+	if (p) {
+		if (!ics_peer_stale(p))
+			goto conflict;
+		ics_peer_move(p, addr);
+		return p;
+	}
 
-	fresh = ics_peer_new(node, addr);
+	fresh = ics_peer_new(b, node, addr);
 	if (!fresh)
 		return NULL;
 
 	spin_lock_bh(&b->peers_lock);
 	old = rcu_dereference_protected(b->peers[node], lockdep_is_held(&b->peers_lock));
-	if (old != p) {
-		/* Lost a race with another CPU creating or replacing it. */
+	if (old) {
+		/* Lost a race with another CPU creating it. */
 		spin_unlock_bh(&b->peers_lock);
-		kfree(fresh);
-		if (old && ether_addr_equal(old->addr, addr))
+		ics_peer_free(fresh);
+		if (ether_addr_equal(old->addr, addr))
 			return old;
+		p = old;
 		goto conflict;
 	}
 	rcu_assign_pointer(b->peers[node], fresh);
 	spin_unlock_bh(&b->peers_lock);
-
-	if (old) {
-		pr_info("node %u moved from %pM to %pM\n", node, old->addr, addr);
-		ics_reasm_flush(b, old, ICS_REASM_CLOSE);
-		kfree_rcu(old, rcu);
-	}
 	*created = true;
 	return fresh;
 
 conflict:
 	ics_count(b->in, ICS_STAT_RX_NODE_CONFLICT);
 	net_warn_ratelimited("%s: node %u claimed by %pM, known as %pM; frame dropped\n",
-			     b->dev->name, node, addr, p ? p->addr : addr);
+			     b->dev->name, node, addr, p->addr);
 	return NULL;
 }
 
-/* Unbind: no reader is left (see ics_unbind()). */
+/* Unbind: no reader or sender is left (see ics_unbind()). */
 void ics_peers_free(struct ics_bind *b)
 {
 	struct ics_peer *p;
@@ -90,6 +117,7 @@ void ics_peers_free(struct ics_bind *b)
 			continue;
 		RCU_INIT_POINTER(b->peers[node], NULL);
 		ics_reasm_flush(b, p, ICS_REASM_CLOSE);
-		kfree(p);
+		ics_link_destroy(p);
+		ics_peer_free(p);
 	}
 }

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reassembly of fragmented messages, per peer. Fragments may arrive in any
- * order (a sender that migrates between CPUs can reorder even on veth); each
+ * Reassembly of fragmented messages, per peer, under peer->lock. The link
+ * hands fragments over in order, but the code does not depend on it: each
  * partial message keeps its fragments sorted by offset, rejects overlaps, and
  * completes when it holds msg_len bytes. The whole message is then one skb:
  * the first fragment with the others chained on its frag_list, no copy.
  *
- * Bounds: at most ICS_REASM_PER_PEER partial messages per peer (the oldest is
- * evicted), at most ics_reasm_mem_max bytes of truesize per binding, and a
- * partial message that gets no fragment for ics_reasm_timeout_ms is dropped.
- * Every drop is counted.
+ * A sender interleaves at most one message per channel, so a peer has at
+ * most ICS_CHANNELS partial messages (more evicts the oldest, counted: only a
+ * broken sender does that). Memory is bounded by ics_reasm_mem_max bytes of
+ * truesize per binding: a fragment over the bound is refused, and the link
+ * does not acknowledge it, so the sender sends it again later. Partial
+ * messages of a peer silent for ics_reasm_timeout_ms are dropped; a new
+ * session or incarnation drops them at once (the sender resends or fails
+ * them). Every drop is counted.
  */
 #include <linux/slab.h>
 
 #include "ics.h"
 
-#define ICS_REASM_PER_PEER	8
+#define ICS_REASM_PER_PEER	ICS_CHANNELS
 
 struct ics_reasm {
 	struct list_head list;
@@ -24,7 +28,6 @@ struct ics_reasm {
 	u32 have;		/* payload bytes held */
 	u8 channel;
 	u8 flags;
-	unsigned long touched;	/* jiffies of the last fragment */
 	unsigned int truesize;
 	struct sk_buff_head frags;	/* sorted by offset */
 };
@@ -111,82 +114,79 @@ static struct sk_buff *ics_reasm_join(struct ics_reasm *r)
 	return head;
 }
 
-void ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
+/* Called under peer->lock; consumes @skb. False if it was refused. */
+bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		   const struct ics_frag *f)
 {
 	struct ics_net *in = b->in;
-	struct sk_buff *msg = NULL;
+	struct sk_buff *msg;
 	struct ics_reasm *r;
 
+	lockdep_assert_held(&p->lock);
 	/* A fragment must not bring its own frag_list into ours. */
 	if (skb_has_frag_list(skb) && skb_linearize(skb))
 		goto nomem;
 	ICS_CB(skb)->off = f->off;
 
-	spin_lock(&p->lock);
-	if (p->dead)
-		goto unlock_drop;
 	r = ics_reasm_find(b, p, f);
-	if (!r) {
-		spin_unlock(&p->lock);
+	if (!r)
 		goto nomem;
-	}
 	if (r->msg_len != f->msg_len || r->channel != f->channel || r->flags != f->flags) {
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
-		goto unlock_drop;
+		goto drop;
 	}
 	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > ics_reasm_mem_max) {
 		atomic_long_sub(skb->truesize, &b->reasm_mem);
-		ics_reasm_free(b, p, r);	/* it cannot complete now */
-		spin_unlock(&p->lock);
+		if (!r->have)
+			ics_reasm_free(b, p, r);
 		goto nomem;
 	}
 	if (!ics_reasm_insert(r, skb)) {
 		atomic_long_sub(skb->truesize, &b->reasm_mem);
 		ics_count(in, ICS_STAT_RX_DUP_FRAG);
-		goto unlock_drop;
+		goto drop;
 	}
-	ics_count_rx_frame(in, f->frame_len);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
-	r->touched = jiffies;
 	if (r->have == r->msg_len) {
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
-		if (!msg) {
-			spin_unlock(&p->lock);
-			ics_count(in, ICS_STAT_REASM_NOMEM);
-			return;
-		}
+		if (!msg)
+			ics_count(in, ICS_STAT_REASM_NOMEM);	/* the message is lost */
+		else
+			ics_deliver(p, f->channel, f->flags, f->msg_id, msg);
 	}
-	spin_unlock(&p->lock);
+	return true;
 
-	if (msg)
-		ics_deliver(in, p->node_id, f->channel, f->flags, f->msg_id, msg);
-	return;
-
-unlock_drop:
-	spin_unlock(&p->lock);
+drop:
 	kfree_skb(skb);
-	return;
+	return true;	/* taken: a duplicate or a broken sender's frame */
 nomem:
 	ics_count(in, ICS_STAT_REASM_NOMEM);
 	kfree_skb(skb);
+	return false;
 }
 
-void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
+void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
 {
 	unsigned long timeout = msecs_to_jiffies(ics_reasm_timeout_ms);
 	struct ics_reasm *r, *tmp;
 
-	spin_lock_bh(&p->lock);
+	lockdep_assert_held(&p->lock);
 	if (how == ICS_REASM_CLOSE)
 		p->dead = true;
+	if (how == ICS_REASM_IDLE &&
+	    !time_after(jiffies, READ_ONCE(p->last_heard) + timeout))
+		return;
 	list_for_each_entry_safe(r, tmp, &p->reasm, list) {
-		if (how == ICS_REASM_IDLE && !time_after(jiffies, r->touched + timeout))
-			continue;
 		ics_reasm_free(b, p, r);
 		ics_count(b->in, ICS_STAT_REASM_TIMEOUT);
 	}
+}
+
+void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
+{
+	spin_lock_bh(&p->lock);
+	__ics_reasm_flush(b, p, how);
 	spin_unlock_bh(&p->lock);
 }

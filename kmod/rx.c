@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receiving: every field of a frame is checked before anything is believed;
- * a frame that fails a check is dropped and counted under that check's
- * ICS_STAT_RX_BAD_* counter. Runs in softirq context under rcu_read_lock(),
+ * Receiving: the CRC32C first, then every field of a frame is checked before
+ * anything is believed; a frame that fails a check is dropped and counted
+ * under that check's ICS_STAT_RX_BAD_* counter. Then acknowledgements go to
+ * the send side of the link (link_tx.c), data to its receive side
+ * (link_rx.c). Runs in softirq context under rcu_read_lock(),
  * on any CPU; the binding stays alive until dev_remove_pack() has waited for
  * us (see ics_unbind()).
  */
@@ -20,7 +22,7 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 		return ICS_STAT_RX_BAD_VERSION;
 	if (ntohl(h->cluster_id) != b->cluster_id)
 		return ICS_STAT_RX_BAD_CLUSTER;
-	if ((h->type != ICS_FT_DATA && h->type != ICS_FT_HELLO) || (h->flags & ~ICS_WF_ALL))
+	if (h->type < ICS_FT_DATA || h->type > ICS_FT_RESET || (h->flags & ~ICS_WF_ALL))
 		return ICS_STAT_RX_BAD_TYPE;
 	if (h->channel >= ICS_CHANNELS)
 		return ICS_STAT_RX_BAD_CHANNEL;
@@ -33,33 +35,73 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 		return ICS_STAT_RX_BAD_LEN;
 	if ((u64)off + frag_len > msg_len || (frag_len == 0 && msg_len != 0))
 		return ICS_STAT_RX_BAD_FRAG;
-	if (h->type == ICS_FT_HELLO) {
+	switch (h->type) {
+	case ICS_FT_DATA:
+		if (!h->sess || !h->seq)
+			return ICS_STAT_RX_BAD_SESSION;
+		break;
+	case ICS_FT_HELLO:
+	case ICS_FT_ACK:
 		if (h->channel != ICS_CH_CNX)
 			return ICS_STAT_RX_BAD_CHANNEL;
-		if (msg_len != ICS_HELLO_LEN || frag_len != msg_len)
+		if (msg_len != (h->type == ICS_FT_HELLO ? ICS_HELLO_LEN : ICS_ACK_LEN) ||
+		    frag_len != msg_len)
 			return ICS_STAT_RX_BAD_LEN;
+		break;
+	case ICS_FT_RESET:
+		if (msg_len)
+			return ICS_STAT_RX_BAD_LEN;
+		break;
 	}
 	if (h->src_node == b->node_id)
 		return ICS_STAT_RX_NODE_CONFLICT;	/* someone else uses our id */
 	return 0;
 }
 
-void ics_deliver(struct ics_net *in, u8 src, u8 channel, u8 flags, u32 msg_id,
-		 struct sk_buff *skb)
+/* Called under peer->lock, in order (link_rx.c); consumes @skb. */
+void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb)
 {
+	struct ics_net *in = p->b->in;
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
+	struct ics_link *l = &p->link;
+	struct ics_send_args pong = { .flags = ICS_SEND_NONBLOCK };
 	struct ics_handler *h;
+	u8 src = p->node_id;
 	u32 len = skb->len;
+	bool ok;
+
+	/* Resent after a session restart, but delivered before: once only. */
+	if ((l->rx_last_valid & BIT(channel)) && !ics_before(l->rx_last_msg[channel], msg_id)) {
+		ics_count(in, ICS_STAT_RX_DUP_MSGS);
+		consume_skb(skb);
+		return;
+	}
+	l->rx_last_valid |= BIT(channel);
+	l->rx_last_msg[channel] = msg_id;
 
 	ics_count_dir(&cs->rx, len);
 	this_cpu_inc(in->stats->node[src].rx_msgs);
 	this_cpu_add(in->stats->node[src].rx_bytes, len);
 
 	if (flags & ICS_WF_TESTPAT) {
-		if (ics_pattern_check(skb, ics_pattern_seed(src, channel, msg_id, len)))
+		ok = ics_pattern_check(skb, ics_pattern_seed(src, channel, msg_id, len));
+		if (ok)
 			this_cpu_inc(cs->rx_pattern_ok);
 		else
 			this_cpu_inc(cs->rx_pattern_bad);
+		in->rx_hash[src][channel] = ics_test_hash(in->rx_hash[src][channel], msg_id, len, ok);
+	}
+	if (flags & ICS_WF_PING) {
+		/* Answer in kind; a full queue drops the answer, the pinger times out. */
+		ics_link_send(in, src, channel, ICS_WF_PONG | ICS_WF_TESTPAT, NULL, len, &pong,
+			      GFP_ATOMIC);
+		consume_skb(skb);
+		return;
+	}
+	if (flags & ICS_WF_PONG) {
+		ics_pong_rcv(in, src, channel);
+		consume_skb(skb);
+		return;
 	}
 
 	h = rcu_dereference(in->handlers[channel]);
@@ -71,18 +113,70 @@ void ics_deliver(struct ics_net *in, u8 src, u8 channel, u8 flags, u32 msg_id,
 	}
 }
 
+/* CRC32C of header (check taken as 0) and payload; both linear. */
+static bool ics_check_ok(const struct sk_buff *skb, u16 frag_len)
+{
+	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
+	static const u8 zero[sizeof(h->check)];
+	u32 crc;
+
+	crc = ics_crc32c_raw(~0U, skb->data, offsetof(struct ics_wire_hdr, check));
+	crc = ics_crc32c_raw(crc, zero, sizeof(zero));
+	crc = ics_crc32c_raw(crc, skb->data + ICS_HDR_LEN, frag_len);
+	return ~crc == ntohl(h->check);
+}
+
+static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)
+{
+	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
+	struct ics_peer *p;
+
+	/* Nothing in the frame is trusted; a known peer's MAC is. */
+	if (h->src_node < 1 || h->src_node > ICS_MAX_NODES)
+		return;
+	p = rcu_dereference(b->peers[h->src_node]);
+	if (p && ether_addr_equal(p->addr, eth_hdr(skb)->h_source)) {
+		spin_lock(&p->lock);
+		p->link.crc_errors++;
+		spin_unlock(&p->lock);
+	}
+}
+
+/* A frame told us the peer's incarnation; true if it restarted. */
+static bool ics_peer_incarnation(struct ics_peer *p, u32 inc)
+{
+	bool restarted;
+
+	if (likely(READ_ONCE(p->incarnation) == inc))
+		return false;
+	spin_lock(&p->lock);
+	restarted = p->incarnation && p->incarnation != inc;
+	WRITE_ONCE(p->incarnation, inc);
+	if (restarted)
+		__ics_link_rx_reset(p);
+	spin_unlock(&p->lock);
+	if (restarted) {
+		net_info_ratelimited("%s: node %u restarted\n", p->b->dev->name, p->node_id);
+		WRITE_ONCE(p->link.peer_mtu, 0);
+		ics_link_fail(p, -ECONNRESET);
+	}
+	return restarted;
+}
+
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev)
 {
 	struct ics_bind *b = container_of(pt, struct ics_bind, pt);
 	struct ics_net *in = b->in;
 	const struct ics_wire_hdr *h;
-	struct ics_frag f;
+	struct ics_wire_ack ackbuf;
+	const struct ics_wire_ack *w = NULL;
+	u32 sess, seq, ack_sess, ack;
 	struct ics_peer *p;
 	enum ics_stat bad;
-	u8 type, src;
+	bool created, fresh;
 	u16 frag_len;
-	bool created;
+	u8 type;
 
 	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_LOOPBACK)
 		goto drop;
@@ -101,37 +195,77 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		goto bad;
 	}
 	h = (const struct ics_wire_hdr *)skb->data;
+	frag_len = ntohs(h->frag_len);
+	if (frag_len > skb->len - ICS_HDR_LEN) {
+		bad = ICS_STAT_RX_BAD_LEN;
+		goto bad;
+	}
+	/* The checksum first: no other field means anything before it holds. */
+	if (skb_headlen(skb) < ICS_HDR_LEN + frag_len && skb_linearize(skb))
+		goto drop;
+	h = (const struct ics_wire_hdr *)skb->data;
+	if (!ics_check_ok(skb, frag_len)) {
+		ics_count_crc_error(b, skb);
+		bad = ICS_STAT_RX_BAD_CHECK;
+		goto bad;
+	}
 	bad = ics_check(b, h, skb->len - ICS_HDR_LEN);
 	if (bad)
 		goto bad;
 
 	type = h->type;
-	src = h->src_node;
-	frag_len = ntohs(h->frag_len);
-	f.frame_len = ICS_HDR_LEN + frag_len;
-	f.msg_id = ntohl(h->msg_id);
-	f.msg_len = ntohl(h->msg_len);
-	f.off = ntohl(h->frag_off);
-	f.channel = h->channel;
-	f.flags = h->flags;
+	sess = ntohl(h->sess);
+	seq = ntohl(h->seq);
+	ack_sess = ntohl(h->ack_sess);
+	ack = ntohl(h->ack);
+	if (type == ICS_FT_DATA) {
+		struct ics_frag *f = &ICS_RXCB(skb)->f;
+
+		f->frame_len = ICS_HDR_LEN + frag_len;
+		f->msg_id = ntohl(h->msg_id);
+		f->msg_len = ntohl(h->msg_len);
+		f->off = ntohl(h->frag_off);
+		f->channel = h->channel;
+		f->flags = h->flags;
+	}
+
+	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source, &created);
+	if (!p)
+		goto drop;
+	WRITE_ONCE(p->last_heard, jiffies);
+	fresh = ics_peer_incarnation(p, ntohl(h->incarnation)) || created;
 
 	/* Ethernet pads short frames: the payload is frag_len, not the rest. */
 	__skb_pull(skb, ICS_HDR_LEN);
 	if (pskb_trim_rcsum(skb, frag_len))
 		goto drop;
 
-	p = ics_peer_lookup(b, src, eth_hdr(skb)->h_source, &created);
-	if (!p)
-		goto drop;
-	WRITE_ONCE(p->last_heard, jiffies);
+	if (type == ICS_FT_ACK) {
+		if (skb_copy_bits(skb, 0, &ackbuf, sizeof(ackbuf)))
+			goto drop;
+		w = &ackbuf;
+	}
+	if (ack_sess)
+		ics_link_ack_rcv(p, ack_sess, ack, w);
 
-	if (type == ICS_FT_HELLO) {
-		ics_hello_rcv(b, p, created, skb, f.frame_len);
-	} else if (frag_len == f.msg_len) {
-		ics_count_rx_frame(in, f.frame_len);
-		ics_deliver(in, src, f.channel, f.flags, f.msg_id, skb);
-	} else {
-		ics_reasm_rcv(b, p, skb, &f);
+	switch (type) {
+	case ICS_FT_DATA:
+		ics_link_data_rcv(p, skb, sess, seq);
+		break;
+	case ICS_FT_HELLO:
+		ics_hello_rcv(b, p, fresh, skb, ICS_HDR_LEN + frag_len);
+		break;
+	case ICS_FT_ACK:
+		ics_count_rx_frame(in, ICS_HDR_LEN + frag_len);
+		ics_count(in, ICS_STAT_RX_ACKS);
+		consume_skb(skb);
+		break;
+	case ICS_FT_RESET:
+		ics_count_rx_frame(in, ICS_HDR_LEN);
+		ics_count(in, ICS_STAT_RX_RESETS);
+		ics_link_reset_rcv(p, sess);
+		consume_skb(skb);
+		break;
 	}
 	return NET_RX_SUCCESS;
 

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The traffic generator behind ICS_CMD_SEND_TEST and its test pattern.
+ * The traffic generator behind ICS_CMD_SEND_TEST, its test pattern, and
+ * round-trip measurement (ICS_TEST_F_PING).
  *
  * A generator message carries ICS_WF_TESTPAT; its bytes are a function of the
  * sender's node id, the channel, the message id, the length and the offset,
  * so a receiver can check every byte without state, and a fragment put at the
  * wrong offset or into the wrong message does not verify.
+ *
+ * The generator is an ordinary in-kernel sender: it queues through the link
+ * and counts completions, which is how the tests see that every message was
+ * acknowledged or failed.
  */
-#include <linux/jhash.h>
+#include <linux/ktime.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "ics.h"
 
@@ -22,15 +29,12 @@ static inline u8 ics_pattern_byte(u32 seed, u32 i)
 	return ((i / 4 + 1) * 0x9E3779B1u ^ seed) >> (8 * (i % 4));
 }
 
-static int ics_fill_pattern(const struct ics_txmsg *m, void *to, u32 off, u32 n)
+void ics_pattern_fill(u32 seed, u8 *to, u32 off, u32 n)
 {
-	u32 seed = ics_pattern_seed(m->src, m->channel, m->msg_id, m->len);
-	u8 *p = to;
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		p[i] = ics_pattern_byte(seed, off + i);
-	return 0;
+		to[i] = ics_pattern_byte(seed, off + i);
 }
 
 bool ics_pattern_check(struct sk_buff *skb, u32 seed)
@@ -49,25 +53,181 @@ bool ics_pattern_check(struct sk_buff *skb, u32 seed)
 	return true;
 }
 
-int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 *sent)
+/*
+ * ICS_TEST_F_MIXED: message @i's size in 0..@max. Each power-of-two band is
+ * 1/sqrt(2) as likely as the one below it, so most messages are small and a
+ * few are large, like the traffic in Figure 14 of the white paper.
+ */
+static u32 ics_mixed_size(u32 max, u8 channel, u32 i)
 {
-	struct ics_txmsg m = {
-		.node = node,
-		.channel = channel,
-		.type = ICS_FT_DATA,
-		.flags = ICS_WF_TESTPAT,
-		.len = size,
-		.fill = ics_fill_pattern,
-	};
-	int err = 0;
+	u32 x = jhash_2words(i, channel, 0x5eed) | 1, band = 0, top = fls(max), len;
 
-	for (*sent = 0; *sent < count; (*sent)++) {
-		if (signal_pending(current))
-			return -EINTR;
-		err = ics_xmit(in, &m, GFP_KERNEL);
+	while (band < top) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		if ((x & 0xffff) >= 46341)	/* 65536 / sqrt(2) */
+			break;
+		band++;
+	}
+	if (!band)
+		return 0;
+	len = (1U << (band - 1)) + (x >> 16) % (1U << (band - 1));
+	return min(len, max);
+}
+
+/* Outstanding messages of one run; freed by whoever drops the last ref. */
+struct ics_gen {
+	refcount_t ref;
+	wait_queue_head_t wq;
+	atomic_t done, failed, error;
+};
+
+static void ics_gen_put(struct ics_gen *g)
+{
+	if (refcount_dec_and_test(&g->ref))
+		kfree(g);
+}
+
+static void ics_gen_done(void *ctx, int err)
+{
+	struct ics_gen *g = ctx;
+
+	if (err) {
+		atomic_cmpxchg(&g->error, 0, err);
+		atomic_inc(&g->failed);
+	} else {
+		atomic_inc(&g->done);
+	}
+	wake_up(&g->wq);
+	ics_gen_put(g);
+}
+
+void ics_pong_rcv(struct ics_net *in, u8 src, u8 channel)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&in->ping_wq.lock, flags);
+	if (in->ping && in->ping->node == src && in->ping->channel == channel) {
+		in->ping->answered = true;
+		wake_up_locked(&in->ping_wq);
+	}
+	spin_unlock_irqrestore(&in->ping_wq.lock, flags);
+}
+
+static void ics_ping_set(struct ics_net *in, struct ics_ping *ping)
+{
+	spin_lock_irq(&in->ping_wq.lock);
+	in->ping = ping;
+	spin_unlock_irq(&in->ping_wq.lock);
+}
+
+static int ics_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One message at a time, each answered by the peer (ICS_WF_PONG). */
+static int ics_ping_run(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count,
+			long timeout, struct ics_test_result *r)
+{
+	struct ics_ping ping = { .node = node, .channel = channel };
+	u64 *rtt, t0, sum = 0;
+	int err = 0;
+	long left;
+	u32 i;
+
+	rtt = kvmalloc_array(count, sizeof(*rtt), GFP_KERNEL);
+	if (!rtt)
+		return -ENOMEM;
+	mutex_lock(&in->ping_lock);
+	ics_ping_set(in, &ping);
+	for (i = 0; i < count; i++) {
+		ping.answered = false;
+		t0 = ktime_get_ns();
+		err = ics_link_send(in, node, channel, ICS_WF_PING | ICS_WF_TESTPAT, NULL, size,
+				    NULL, GFP_KERNEL);
 		if (err)
-			return err;
+			break;
+		r->sent++;
+		left = wait_event_interruptible_timeout(in->ping_wq, READ_ONCE(ping.answered),
+							timeout);
+		if (left < 0) {
+			err = -EINTR;
+			break;
+		}
+		if (!left) {
+			r->failed++;
+			err = -ETIMEDOUT;
+			break;
+		}
+		rtt[r->rtt_count] = ktime_get_ns() - t0;
+		sum += rtt[r->rtt_count++];
+		r->done++;
+	}
+	ics_ping_set(in, NULL);
+	mutex_unlock(&in->ping_lock);
+
+	if (r->rtt_count) {
+		sort(rtt, r->rtt_count, sizeof(*rtt), ics_cmp_u64, NULL);
+		r->rtt_min = rtt[0];
+		r->rtt_p50 = rtt[r->rtt_count / 2];
+		r->rtt_p99 = rtt[min(r->rtt_count - 1, r->rtt_count * 99 / 100)];
+		r->rtt_max = rtt[r->rtt_count - 1];
+		r->rtt_mean = div_u64(sum, r->rtt_count);
+	}
+	kvfree(rtt);
+	return err;
+}
+
+int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 flags,
+		u32 timeout_ms, struct ics_test_result *r)
+{
+	long timeout = msecs_to_jiffies(timeout_ms ?: 10000);
+	struct ics_send_args args = {
+		.flags = flags & ICS_TEST_F_NONBLOCK ? ICS_SEND_NONBLOCK : 0,
+		.timeout = timeout,
+		.done = ics_gen_done,
+	};
+	struct ics_gen *g;
+	int err = 0;
+	u32 len;
+
+	memset(r, 0, sizeof(*r));
+	if (flags & ICS_TEST_F_PING)
+		return ics_ping_run(in, node, channel, size, count, timeout, r);
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	refcount_set(&g->ref, 1);
+	init_waitqueue_head(&g->wq);
+	args.ctx = g;
+
+	for (; r->sent < count; r->sent++) {
+		if (signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		len = flags & ICS_TEST_F_MIXED ? ics_mixed_size(size, channel, r->sent) : size;
+		refcount_inc(&g->ref);
+		err = ics_link_send(in, node, channel, ICS_WF_TESTPAT, NULL, len, &args,
+				    GFP_KERNEL);
+		if (err) {
+			ics_gen_put(g);
+			break;
+		}
 		cond_resched();
 	}
-	return 0;
+	if ((flags & ICS_TEST_F_WAIT) &&
+	    wait_event_interruptible(g->wq, atomic_read(&g->done) + atomic_read(&g->failed) ==
+					    r->sent) && !err)
+		err = -EINTR;
+	r->done = atomic_read(&g->done);
+	r->failed = atomic_read(&g->failed);
+	r->error = atomic_read(&g->error);
+	ics_gen_put(g);
+	return err;
 }

@@ -1,164 +1,145 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sending: a message is cut into frames of at most MTU - header bytes, each
- * carrying msg_id, msg_len and its offset, and handed to the NIC in order.
+ * Frames: building one (header, payload room, CRC32C) and handing it to the
+ * NIC. The link (link_tx.c) decides what to send; hellos, acks and resets
+ * are single unnumbered frames built here too.
  *
- * The binding is looked up under RCU once per frame and never held across a
- * sleep, so an unbind (or the NIC going away) mid-message is noticed at the
- * next frame: the message fails with ENETDOWN and the device is never pinned
- * by a sender. bind->seq tells a new binding from the one we started on.
+ * Callers hold rcu_read_lock() or otherwise keep the binding alive (timers
+ * are stopped before it is freed, see ics_unbind()).
  */
 #include <linux/if_ether.h>
-#include <linux/string.h>
+#include <linux/pkt_sched.h>
 
 #include "ics.h"
 
-int ics_fill_buf(const struct ics_txmsg *m, void *to, u32 off, u32 n)
+/* Header plus room for @n payload bytes, which the caller writes. */
+struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
+				gfp_t gfp)
 {
-	memcpy(to, (const u8 *)m->data + off, n);
-	return 0;
-}
+	struct net_device *dev = b->dev;
+	struct ics_wire_hdr *h;
+	struct sk_buff *skb;
 
-static void ics_count_tx(struct ics_net *in, const struct ics_txmsg *m)
-{
-	ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
-	if (m->type == ICS_FT_DATA) {
-		this_cpu_inc(in->stats->node[m->node].tx_msgs);
-		this_cpu_add(in->stats->node[m->node].tx_bytes, m->len);
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + ICS_HDR_LEN + n + dev->needed_tailroom, gfp);
+	if (!skb) {
+		ics_count(b->in, ICS_STAT_TX_ERRORS);
+		return NULL;
 	}
-}
-
-static void ics_put_hdr(struct sk_buff *skb, const struct ics_txmsg *m, u32 cluster_id,
-			u32 off, u32 n)
-{
-	struct ics_wire_hdr *h = skb_put_zero(skb, ICS_HDR_LEN);
-
+	skb_reserve(skb, LL_RESERVED_SPACE(dev));
+	skb_reset_network_header(skb);
+	h = skb_put_zero(skb, ICS_HDR_LEN);
 	h->version = ICS_WIRE_VERSION;
-	h->type = m->type;
-	h->flags = m->flags;
-	h->channel = m->channel;
-	h->cluster_id = htonl(cluster_id);
-	h->src_node = m->src;
-	h->dst_node = m->node;
+	h->type = a->type;
+	h->flags = a->flags;
+	h->channel = a->channel;
+	h->cluster_id = htonl(b->cluster_id);
+	h->src_node = b->node_id;
+	h->dst_node = a->dst;
 	h->frag_len = htons(n);
-	h->msg_id = htonl(m->msg_id);
-	h->msg_len = htonl(m->len);
-	h->frag_off = htonl(off);
+	h->sess = htonl(a->sess);
+	h->seq = htonl(a->seq);
+	h->ack_sess = htonl(a->ack_sess);
+	h->ack = htonl(a->ack);
+	h->msg_id = htonl(a->msg_id);
+	h->msg_len = htonl(a->msg_len);
+	h->frag_off = htonl(a->off);
+	h->incarnation = htonl(b->incarnation);
+	return skb;
 }
 
 /*
- * Resolve the destination: fills @addr, m->src and m->msg_id, returns the
- * binding's seq or a negative errno.
+ * Seal (CRC32C over header and payload, which must be linear and complete)
+ * and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
+ * priority qdisc on the NIC keeps urgent frames ahead of bulk ones too.
  */
-static long ics_xmit_start(struct ics_net *in, struct ics_txmsg *m, u8 *addr)
+int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio)
 {
-	struct ics_bind *b;
-	struct ics_peer *p;
-	long ret;
+	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb_network_header(skb);
+	unsigned int len = skb->len;
+	int err;
 
-	rcu_read_lock();
-	b = rcu_dereference(in->bind);
-	if (!b) {
-		ret = -ENOTCONN;
-	} else if (m->node == b->node_id) {
-		ret = -EINVAL;
-	} else if (m->node == ICS_NODE_BROADCAST) {
-		eth_broadcast_addr(addr);
-		m->msg_id = atomic_inc_return(&b->bcast_msg_id);
-		ret = b->seq;
+	h->check = 0;
+	h->check = htonl(ics_crc32c(h, len));
+	skb->dev = b->dev;
+	skb->protocol = htons(ICS_ETH_P);
+	skb->priority = prio;
+	err = dev_hard_header(skb, b->dev, ICS_ETH_P, addr, NULL, len);
+	if (err < 0) {
+		kfree_skb(skb);
+		err = -EINVAL;
 	} else {
-		p = rcu_dereference(b->peers[m->node]);
-		if (p) {
-			ether_addr_copy(addr, p->addr);
-			m->msg_id = atomic_inc_return(&p->tx_msg_id);
-			ret = b->seq;
-		} else {
-			ret = -EHOSTUNREACH;
-		}
+		/* net_xmit_eval() evaluates its argument twice */
+		err = dev_queue_xmit(skb);
+		err = net_xmit_eval(err);
 	}
-	if (b)
-		m->src = b->node_id;
-	rcu_read_unlock();
-	return ret;
+	if (err) {
+		ics_count(b->in, ICS_STAT_TX_ERRORS);
+		return err < 0 ? err : -ENOBUFS;
+	}
+	this_cpu_inc(b->in->stats->ctr[ICS_STAT_TX_FRAMES]);
+	this_cpu_add(b->in->stats->ctr[ICS_STAT_TX_BYTES], len);
+	return 0;
 }
 
-int ics_xmit(struct ics_net *in, struct ics_txmsg *m, gfp_t gfp)
+/* The largest frame (header included) both ends of the link take now. */
+u32 ics_link_mtu(const struct ics_peer *p)
 {
+	u32 mtu = READ_ONCE(p->b->dev->mtu), peer = READ_ONCE(p->link.peer_mtu);
+
+	if (peer && peer < mtu)
+		mtu = peer;
+	return max_t(u32, mtu, ICS_MIN_MTU);
+}
+
+void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp)
+{
+	struct ics_hdr_args a = {
+		.type = ICS_FT_HELLO,
+		.channel = ICS_CH_CNX,
+		.dst = node,
+		.msg_len = ICS_HELLO_LEN,
+	};
+	struct ics_wire_hello *hello;
 	u8 addr[ETH_ALEN];
-	struct ics_bind *b;
+	struct ics_peer *p;
 	struct sk_buff *skb;
-	u32 off = 0, n, mtu, cluster_id;
-	int hlen, tlen, len, err;
-	long seq;
 
-	seq = ics_xmit_start(in, m, addr);
-	if (seq < 0)
-		return seq;
-
-	do {
+	if (node == ICS_NODE_BROADCAST) {
+		eth_broadcast_addr(addr);
+	} else {
 		rcu_read_lock();
-		b = rcu_dereference(in->bind);
-		if (!b || b->seq != seq) {
-			rcu_read_unlock();
-			return -ENETDOWN;
-		}
-		mtu = READ_ONCE(b->dev->mtu);
-		hlen = LL_RESERVED_SPACE(b->dev);
-		tlen = b->dev->needed_tailroom;
-		cluster_id = b->cluster_id;
+		p = rcu_dereference(b->peers[node]);
+		if (p)
+			ether_addr_copy(addr, p->addr);
 		rcu_read_unlock();
+		if (!p)
+			return;
+	}
+	skb = ics_frame_alloc(b, &a, ICS_HELLO_LEN, gfp);
+	if (!skb)
+		return;
+	hello = skb_put(skb, ICS_HELLO_LEN);
+	hello->incarnation = htonl(b->incarnation);
+	hello->mtu = htonl(READ_ONCE(b->dev->mtu));
+	hello->hello_ms = htonl(ics_hello_ms);
+	hello->flags = htonl(flags);
+	if (!ics_frame_xmit(b, skb, addr, TC_PRIO_CONTROL)) {
+		ics_count(b->in, ICS_STAT_HELLO_TX);
+		ics_count_dir(&b->in->stats->chan[ICS_CH_CNX].tx, ICS_HELLO_LEN);
+	}
+}
 
-		if (mtu < ICS_MIN_MTU)
-			return -EMSGSIZE;
-		n = min3(m->len - off, mtu - (u32)ICS_HDR_LEN, (u32)U16_MAX);
+/* Tell @node that we hold no state for its session @sess. */
+void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess)
+{
+	struct ics_hdr_args a = {
+		.type = ICS_FT_RESET,
+		.channel = ICS_CH_CNX,
+		.dst = node,
+		.sess = sess,
+	};
+	struct sk_buff *skb = ics_frame_alloc(b, &a, 0, GFP_ATOMIC);
 
-		skb = alloc_skb(hlen + ICS_HDR_LEN + n + tlen, gfp);
-		if (!skb) {
-			ics_count(in, ICS_STAT_TX_ERRORS);
-			return -ENOBUFS;
-		}
-		skb_reserve(skb, hlen);
-		skb_reset_network_header(skb);
-		ics_put_hdr(skb, m, cluster_id, off, n);
-		if (n) {
-			err = m->fill(m, skb_put(skb, n), off, n);
-			if (err) {
-				kfree_skb(skb);
-				return err;
-			}
-		}
-		len = skb->len;
-
-		rcu_read_lock();
-		b = rcu_dereference(in->bind);
-		if (!b || b->seq != seq) {
-			rcu_read_unlock();
-			kfree_skb(skb);
-			return -ENETDOWN;
-		}
-		skb->dev = b->dev;
-		skb->protocol = htons(ICS_ETH_P);
-		err = dev_hard_header(skb, b->dev, ICS_ETH_P, addr, NULL, skb->len);
-		if (err >= 0) {
-			/* net_xmit_eval() evaluates its argument twice */
-			err = dev_queue_xmit(skb);
-			err = net_xmit_eval(err);
-		} else {
-			kfree_skb(skb);
-		}
-		rcu_read_unlock();
-		if (err) {
-			ics_count(in, ICS_STAT_TX_ERRORS);
-			return err < 0 ? err : -ENOBUFS;
-		}
-		this_cpu_inc(in->stats->ctr[ICS_STAT_TX_FRAMES]);
-		this_cpu_add(in->stats->ctr[ICS_STAT_TX_BYTES], len);
-
-		off += n;
-		if (off < m->len && gfpflags_allow_blocking(gfp))
-			cond_resched();
-	} while (off < m->len);
-
-	ics_count_tx(in, m);
-	return 0;
+	if (skb && !ics_frame_xmit(b, skb, addr, TC_PRIO_CONTROL))
+		ics_count(b->in, ICS_STAT_TX_RESETS);
 }

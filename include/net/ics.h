@@ -8,6 +8,7 @@
 
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <linux/gfp.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/ics.h>
 
@@ -27,10 +28,35 @@ struct ics_handler {
 		    unsigned int channel, struct sk_buff *skb);
 };
 
+/**
+ * struct ics_send_args - how ics_send_msg() queues a message and reports it
+ * @flags: ICS_SEND_NONBLOCK: fail with -EAGAIN instead of waiting when the
+ *	link's or channel's queue is full
+ * @timeout: jiffies to wait for queue room before -ETIMEDOUT; 0 means
+ *	the default (10 s). Waiting needs a gfp that may sleep.
+ * @done: optional; called exactly once when ics_send_msg() returned 0:
+ *	with 0 once the peer has acknowledged every byte (the message is
+ *	delivered or held for in-order delivery there), or with -ETIMEDOUT
+ *	(the link made no progress for link_timeout_ms), -ECONNRESET (the
+ *	peer restarted), -ENETDOWN (we unbound) or -ENOMEM. Runs in softirq
+ *	or process context with no ics lock held; it must not sleep.
+ * @ctx: passed to @done
+ */
+struct ics_send_args {
+	unsigned int flags;
+	long timeout;
+	void (*done)(void *ctx, int err);
+	void *ctx;
+};
+
+#define ICS_SEND_NONBLOCK	0x1
+
 int ics_register_handler(struct net *net, unsigned int channel, struct ics_handler *h);
 void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_handler *h);
 int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
 	     gfp_t gfp);
+int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
+		 const struct ics_send_args *args, gfp_t gfp);
 u8 ics_node_id(struct net *net);
 
 #endif /* _NET_ICS_H */

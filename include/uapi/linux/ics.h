@@ -228,7 +228,8 @@ static inline unsigned int ics_hist_row(__u32 n)
  * session sess (a random non-zero id the sender picks whenever it starts its
  * side of the link afresh). Any frame may carry an acknowledgement: ack_sess
  * names the receiver's own session and ack the highest seq of it received in
- * order; ack_sess 0 means "no acknowledgement". check is the CRC32C
+ * order; ack_sess 0 means "no acknowledgement". incarnation tells a
+ * restarted sender from the old one in every frame. check is the CRC32C
  * (Castagnoli) of the header, with check 0, and the frag_len payload bytes.
  */
 struct ics_wire_hdr {
@@ -247,7 +248,7 @@ struct ics_wire_hdr {
 	__be32	msg_id;		/* per sender and destination, +1 per message */
 	__be32	msg_len;	/* whole message, 0..ICS_MSG_MAX */
 	__be32	frag_off;	/* offset of this payload in the message */
-	__be32	reserved;	/* send 0, ignore */
+	__be32	incarnation;	/* sender's, random per bind: a new one = restart */
 	__be32	check;		/* CRC32C of header (check = 0) and payload */
 };
 

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The receive side of a link. Data frames are taken strictly in seq order:
+ * the one at rcv_nxt goes to reassembly (and, once whole, to delivery), one
+ * ahead of a gap waits in the out-of-order queue (at most ICS_RX_WINDOW
+ * frames past rcv_nxt), one already taken is a duplicate. Out-of-order and
+ * duplicate arrivals are acknowledged at once, with the SACK map, so that
+ * the sender repairs the gap without waiting for its timer; in-order data is
+ * acknowledged every ICS_ACK_EVERY frames, by any frame going back, or by
+ * the delayed-ack timer.
+ *
+ * A frame of a newer session than ours (the sender started over) resets the
+ * receive side if it is one of the session's first ICS_RX_WINDOW frames, else
+ * we missed the session's start and say so with a RESET. Frames of older
+ * sessions are stale duplicates.
+ *
+ * Everything runs under peer->lock, which also keeps deliveries in order.
+ */
+#include "ics.h"
+
+#define ICS_ACK_EVERY	2
+
+/* Forget the peer's session: partial messages and held frames go. */
+void __ics_link_rx_reset(struct ics_peer *p)
+{
+	struct ics_link *l = &p->link;
+
+	lockdep_assert_held(&p->lock);
+	l->rx_sess = 0;
+	l->rcv_nxt = 0;
+	l->rx_unacked = 0;
+	l->rx_last_valid = 0;
+	__skb_queue_purge(&l->ooo);
+	__ics_reasm_flush(p->b, p, ICS_REASM_ALL);
+}
+
+/* Take the in-order frame @skb; false if reassembly has no room for it. */
+static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
+{
+	struct ics_frag f = ICS_RXCB(skb)->f;	/* reassembly reuses the cb */
+	struct ics_net *in = p->b->in;
+
+	if (f.off == 0 && skb->len == f.msg_len) {
+		ics_count_rx_frame(in, f.frame_len);
+		ics_deliver(p, f.channel, f.flags, f.msg_id, skb);
+	} else if (ics_reasm_rcv(p->b, p, skb, &f)) {
+		ics_count_rx_frame(in, f.frame_len);
+	} else {
+		return false;
+	}
+	p->link.rx_frames++;
+	return true;
+}
+
+/* Insert @skb into the out-of-order queue; false if it is there already. */
+static bool ics_ooo_insert(struct sk_buff_head *q, struct sk_buff *skb)
+{
+	u32 seq = ICS_RXCB(skb)->seq;
+	struct sk_buff *prev;
+
+	skb_queue_reverse_walk(q, prev) {
+		if (ICS_RXCB(prev)->seq == seq)
+			return false;
+		if (ics_before(ICS_RXCB(prev)->seq, seq))
+			break;
+	}
+	__skb_queue_after(q, prev, skb);
+	return true;
+}
+
+void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 seq)
+{
+	struct ics_link *l = &p->link;
+	struct ics_net *in = p->b->in;
+	bool ack_now = false, reset = false;
+	struct sk_buff *next;
+
+	ICS_RXCB(skb)->seq = seq;
+	spin_lock(&p->lock);
+	if (p->dead)
+		goto drop;
+	if (sess != l->rx_sess) {
+		if (l->rx_sess && ics_before(sess, l->rx_sess)) {
+			l->duplicates++;	/* from a session the sender left */
+			ics_count(in, ICS_STAT_RX_DUP_FRAMES);
+			goto drop;
+		}
+		if (seq < 1 || seq > ICS_RX_WINDOW) {
+			reset = true;
+			ics_count(in, ICS_STAT_RX_BAD_SESSION);
+			goto drop;
+		}
+		__ics_link_rx_reset(p);
+		l->rx_sess = sess;
+		l->rcv_nxt = 1;
+	}
+	if (ics_before(seq, l->rcv_nxt)) {
+		l->duplicates++;
+		ics_count(in, ICS_STAT_RX_DUP_FRAMES);
+		ack_now = true;
+		goto drop;
+	}
+	if (seq - l->rcv_nxt >= ICS_RX_WINDOW) {
+		ics_count(in, ICS_STAT_RX_OVER_WINDOW);
+		ack_now = true;
+		goto drop;
+	}
+	if (seq != l->rcv_nxt) {
+		if (!ics_ooo_insert(&l->ooo, skb)) {
+			l->duplicates++;
+			ics_count(in, ICS_STAT_RX_DUP_FRAMES);
+			ack_now = true;
+			goto drop;
+		}
+		l->out_of_order++;
+		ics_count(in, ICS_STAT_RX_OOO_FRAMES);
+		spin_unlock(&p->lock);
+		ics_link_ack_send(p);
+		return;
+	}
+
+	if (!ics_link_take(p, skb))
+		goto unlock;
+	l->rcv_nxt++;
+	l->rx_unacked++;
+	while ((next = skb_peek(&l->ooo)) && ICS_RXCB(next)->seq == l->rcv_nxt) {
+		__skb_unlink(next, &l->ooo);
+		if (!ics_link_take(p, next))
+			break;	/* dropped: the sender's timer resends it */
+		l->rcv_nxt++;
+		l->rx_unacked++;
+	}
+	ack_now = l->rx_unacked >= ICS_ACK_EVERY || !skb_queue_empty(&l->ooo);
+unlock:
+	spin_unlock(&p->lock);
+	if (ack_now)
+		ics_link_ack_send(p);
+	else if (!timer_pending(&l->ack_timer))
+		mod_timer(&l->ack_timer, jiffies + 1);
+	return;
+
+drop:
+	spin_unlock(&p->lock);
+	kfree_skb(skb);
+	if (reset)
+		ics_reset_send(p->b, p->node_id, p->addr, sess);
+	if (ack_now)
+		ics_link_ack_send(p);
+}
+
+/* An ACK frame with our cumulative ack and the SACK map of held frames. */
+void ics_link_ack_send(struct ics_peer *p)
+{
+	struct ics_hdr_args a = {
+		.type = ICS_FT_ACK,
+		.channel = ICS_CH_CNX,
+		.dst = p->node_id,
+		.msg_len = ICS_ACK_LEN,
+	};
+	struct ics_link *l = &p->link;
+	struct ics_wire_ack *w;
+	struct sk_buff *skb, *s;
+	u32 bits = 0, d;
+
+	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN, GFP_ATOMIC);
+	if (!skb)
+		return;
+	w = skb_put_zero(skb, ICS_ACK_LEN);
+
+	spin_lock_bh(&p->lock);
+	if (!l->rx_sess) {
+		spin_unlock_bh(&p->lock);
+		kfree_skb(skb);
+		return;
+	}
+	a.ack_sess = l->rx_sess;
+	a.ack = l->rcv_nxt - 1;
+	skb_queue_walk(&l->ooo, s) {
+		d = ICS_RXCB(s)->seq - (l->rcv_nxt + 1);
+		if (d >= ICS_SACK_BITS)
+			break;
+		w->sack[d / 8] |= BIT(d % 8);
+		bits = d + 1;
+	}
+	l->rx_unacked = 0;
+	l->tx_acks++;
+	spin_unlock_bh(&p->lock);
+
+	w->window = htons(ICS_RX_WINDOW);
+	w->sack_bits = htons(bits);
+	((struct ics_wire_hdr *)skb_network_header(skb))->ack_sess = htonl(a.ack_sess);
+	((struct ics_wire_hdr *)skb_network_header(skb))->ack = htonl(a.ack);
+	if (!ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))
+		ics_count(p->b->in, ICS_STAT_TX_ACKS);
+}
+
+void ics_ack_timer(struct timer_list *t)
+{
+	struct ics_link *l = from_timer(l, t, ack_timer);
+
+	if (READ_ONCE(l->rx_unacked))
+		ics_link_ack_send(container_of(l, struct ics_peer, link));
+}

@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The send side of a link (Documentation/wire-format.rst has the protocol).
+ *
+ * Messages wait in per-channel queues. Whenever the window has room, the
+ * scheduler picks the channel to serve by priority (round robin within a
+ * level, and a level passed over ICS_STARVE times gets the next frame) and
+ * cuts one frame from the head message of that channel; so a large message's
+ * fragments interleave with every other channel's traffic, and an urgent
+ * message waits for at most the frames already in flight.
+ *
+ * Frames are numbered from 1 in a session. A frame in flight is remembered
+ * by (message, offset, length) only; a retransmission builds it again from
+ * the message, with fresh acknowledgement fields. A message is complete when
+ * its last frame is acknowledged: it leaves the link in send order and its
+ * sender is told.
+ *
+ * Starting a new session ("rewind") puts every incomplete message back at
+ * the head of its queue to be sent again from offset 0; the receiver drops
+ * whole messages it has already delivered (by message id), so nothing is
+ * lost or duplicated. It is how the link survives its peer losing session
+ * state (a RESET) and the MTU shrinking under frames already numbered.
+ * Failing ("fail") reports every message to its sender with an error: on
+ * unbind, when the peer restarts, and when the link makes no progress for
+ * link_timeout_ms.
+ *
+ * Everything here runs under link->tx_lock, in process or softirq context.
+ * Frames go to the NIC under the lock, so the wire sees them in seq order;
+ * senders' completion callbacks run after it is dropped.
+ */
+#include <linux/mm.h>
+#include <linux/pkt_sched.h>
+#include <linux/random.h>
+#include <linux/sched/signal.h>
+
+#include "ics.h"
+
+#define ICS_RTO_INIT_MS		200
+#define ICS_RTO_MIN_MS		20
+#define ICS_RTO_MAX_MS		1000
+#define ICS_CWND_INIT		16
+#define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
+#define ICS_STARVE		32	/* frames a waiting level may be passed over */
+#define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
+#define ICS_SEND_TIMEOUT	(10 * HZ)
+
+static struct ics_txframe *ics_fr(struct ics_link *l, u32 seq)
+{
+	return &l->ring[seq & l->ring_mask];
+}
+
+static u32 ics_inflight(const struct ics_link *l)
+{
+	return l->snd_nxt - l->snd_una;
+}
+
+static u32 ics_prio_tc(u8 level)
+{
+	if (level <= 1)
+		return TC_PRIO_INTERACTIVE;
+	return level <= 4 ? TC_PRIO_BESTEFFORT : TC_PRIO_BULK;
+}
+
+void ics_link_init(struct ics_peer *p)
+{
+	struct ics_link *l = &p->link;
+	int ch;
+
+	spin_lock_init(&l->tx_lock);
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		INIT_LIST_HEAD(&l->q[ch].pending);
+	INIT_LIST_HEAD(&l->sent);
+	l->snd_una = 1;
+	l->snd_nxt = 1;
+	l->cwnd = ICS_CWND_INIT;
+	l->ssthresh = l->ring_mask + 1;
+	l->rto_ms = ICS_RTO_INIT_MS;
+	l->progress = jiffies;
+	skb_queue_head_init(&l->ooo);
+	timer_setup(&l->rtx_timer, ics_rtx_timer, 0);
+	timer_setup(&l->ack_timer, ics_ack_timer, 0);
+}
+
+/* A new session: numbering restarts at 1, the receiver starts afresh. */
+static void ics_new_session(struct ics_link *l)
+{
+	if (l->tx_sess)
+		l->tx_sess = l->tx_sess + 1 ?: 1;
+	else
+		l->tx_sess = get_random_u32() | 1;
+	l->snd_una = 1;
+	l->snd_nxt = 1;
+	l->recover = 1;
+	l->big = 0;
+	l->reorder = false;
+	l->cwnd = ICS_CWND_INIT;
+}
+
+static void ics_rtx_arm(struct ics_link *l)
+{
+	mod_timer(&l->rtx_timer, jiffies + max(msecs_to_jiffies(l->rto_ms), 2UL));
+}
+
+/* Take @m off the link's books and onto @out, to be finished. */
+static void ics_msg_retire(struct ics_net *in, struct ics_link *l, struct ics_msg *m,
+			   struct list_head *out)
+{
+	u64 cost = ICS_MSG_COST(m->len);
+
+	l->q[m->channel].bytes -= cost;
+	l->queued_bytes -= cost;
+	l->queued_msgs--;
+	list_move_tail(&m->list, out);
+}
+
+/* Tell senders, outside every lock. */
+static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
+{
+	struct ics_msg *m, *tmp;
+	bool any = false;
+
+	list_for_each_entry_safe(m, tmp, list, list) {
+		list_del(&m->list);
+		ics_count(in, err ? ICS_STAT_MSGS_FAILED : ICS_STAT_MSGS_DONE);
+		if (m->done)
+			m->done(m->ctx, err);
+		kvfree(m);
+		any = true;
+	}
+	if (any)
+		wake_up(&in->send_wq);
+}
+
+/* Every message on the link to @out, and a new session for the next ones. */
+static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_head *out)
+{
+	struct ics_msg *m, *tmp;
+	int ch;
+
+	list_for_each_entry_safe(m, tmp, &l->sent, list) {
+		ics_msg_retire(in, l, m, out);
+		l->msgs_failed++;
+	}
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		list_for_each_entry_safe(m, tmp, &l->q[ch].pending, list) {
+			ics_msg_retire(in, l, m, out);
+			l->msgs_failed++;
+		}
+	}
+	if (l->tx_sess) {
+		ics_new_session(l);
+		l->resets++;
+		ics_count(in, ICS_STAT_LINK_RESETS);
+	}
+}
+
+/* Every incomplete message back to the head of its queue; a new session. */
+static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
+{
+	struct ics_msg *m, *tmp;
+	int ch;
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		m = list_first_entry_or_null(&l->q[ch].pending, struct ics_msg, list);
+		if (m)
+			m->next_off = 0;	/* possibly cut in part */
+	}
+	list_for_each_entry_safe_reverse(m, tmp, &l->sent, list) {
+		m->next_off = 0;
+		m->cut = false;
+		list_move(&m->list, &l->q[m->channel].pending);
+	}
+	ics_new_session(l);
+	l->resets++;
+	ics_count(in, ICS_STAT_LINK_RESETS);
+}
+
+/* The channel to serve next, or -1. */
+static int ics_pick(struct ics_link *l, const struct ics_net *in)
+{
+	unsigned int mask = 0, lvl, i;
+	u8 prio[ICS_CHANNELS];
+	int ch;
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		prio[ch] = READ_ONCE(in->prio[ch]);
+		if (!list_empty(&l->q[ch].pending))
+			mask |= BIT(prio[ch]);
+	}
+	if (!mask)
+		return -1;
+	lvl = __ffs(mask);
+	for (i = lvl + 1; i < ICS_PRIO_LEVELS; i++) {
+		if ((mask & BIT(i)) && l->starve[i] >= ICS_STARVE) {
+			lvl = i;
+			break;
+		}
+	}
+	for (i = 0; i < ICS_PRIO_LEVELS; i++)
+		if ((mask & BIT(i)) && i != lvl)
+			l->starve[i] += l->starve[i] < U8_MAX;
+	l->starve[lvl] = 0;
+
+	for (i = 1; i <= ICS_CHANNELS; i++) {
+		ch = (l->rr[lvl] + i) % ICS_CHANNELS;
+		if (prio[ch] == lvl && !list_empty(&l->q[ch].pending)) {
+			l->rr[lvl] = ch;
+			return ch;
+		}
+	}
+	return -1;	/* not reached: mask said the level has a queue */
+}
+
+/* Build the data frame for @f (seq @seq), acknowledging what we received. */
+static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq)
+{
+	const struct ics_msg *m = f->msg;
+	struct ics_link *l = &p->link;
+	struct ics_hdr_args a = {
+		.type = ICS_FT_DATA,
+		.flags = m->flags,
+		.channel = m->channel,
+		.dst = p->node_id,
+		.sess = l->tx_sess,
+		.seq = seq,
+		.msg_id = m->msg_id,
+		.msg_len = m->len,
+		.off = f->off,
+	};
+	struct sk_buff *skb;
+	u8 *to;
+
+	/* Racy read of the receive side: at worst an older ack. */
+	a.ack_sess = READ_ONCE(l->rx_sess);
+	if (a.ack_sess) {
+		a.ack = READ_ONCE(l->rcv_nxt) - 1;
+		WRITE_ONCE(l->rx_unacked, 0);
+	}
+	skb = ics_frame_alloc(p->b, &a, f->len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	to = skb_put(skb, f->len);
+	if (m->flags & ICS_WF_TESTPAT)
+		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len),
+				 to, f->off, f->len);
+	else
+		memcpy(to, m->data + f->off, f->len);
+	skb->priority = ics_prio_tc(READ_ONCE(p->b->in->prio[m->channel]));
+	return skb;
+}
+
+static void ics_send_frame(struct ics_peer *p, u32 seq)
+{
+	struct ics_txframe *f = ics_fr(&p->link, seq);
+	struct sk_buff *skb = ics_data_frame(p, f, seq);
+
+	f->sent_ns = ktime_get_ns();
+	if (skb)
+		ics_frame_xmit(p->b, skb, p->addr, skb->priority);
+}
+
+static void ics_retransmit(struct ics_peer *p, u32 seq)
+{
+	ics_fr(&p->link, seq)->rexmit = 1;
+	p->link.retransmits++;
+	ics_count(p->b->in, ICS_STAT_TX_RETRANSMITS);
+	ics_send_frame(p, seq);
+}
+
+/* Cut the next frame off the head message of @ch and send it. */
+static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
+{
+	struct ics_link *l = &p->link;
+	struct ics_msg *m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
+	u32 seq = l->snd_nxt, n = min_t(u32, m->len - m->next_off, mtu - ICS_HDR_LEN);
+	struct ics_txframe *f = ics_fr(l, seq);
+
+	if (!l->tx_sess)
+		ics_new_session(l);
+	if (!ics_inflight(l))
+		l->progress = jiffies;
+	*f = (struct ics_txframe){ .msg = m, .off = m->next_off, .len = n };
+	m->next_off += n;
+	if (m->next_off == m->len) {
+		f->last = 1;
+		m->cut = true;
+		list_move_tail(&m->list, &l->sent);
+	}
+	l->snd_nxt++;
+	l->big = max_t(u16, l->big, n);
+	l->tx_frames++;
+	ics_send_frame(p, seq);
+}
+
+static void ics_push_locked(struct ics_peer *p)
+{
+	struct ics_link *l = &p->link;
+	u32 mtu = ics_link_mtu(p), window = min(l->cwnd, l->ring_mask + 1);
+	int ch;
+
+	/* Frames numbered for a larger MTU can never arrive: start over. */
+	if (ics_inflight(l) && l->big + ICS_HDR_LEN > mtu)
+		ics_rewind_locked(p->b->in, l);
+
+	while (ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
+		ics_cut(p, ch, mtu);
+	if (ics_inflight(l) && !timer_pending(&l->rtx_timer))
+		ics_rtx_arm(l);
+}
+
+void ics_link_push(struct ics_peer *p)
+{
+	spin_lock_bh(&p->link.tx_lock);
+	ics_push_locked(p);
+	spin_unlock_bh(&p->link.tx_lock);
+}
+
+void ics_link_mtu_check(struct ics_peer *p)
+{
+	ics_link_push(p);
+}
+
+static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
+{
+	u64 cq = READ_ONCE(l->q[ch].bytes), lq = READ_ONCE(l->queued_bytes);
+	u64 cost = ICS_MSG_COST(len);
+
+	return (!cq || cq + cost <= ics_chan_queue_max) &&
+	       (!lq || lq + cost <= ics_link_queue_max);
+}
+
+/* Queue @m for @node: 0, -EAGAIN when full, or why it cannot be sent. */
+static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
+{
+	struct ics_bind *b;
+	struct ics_peer *p;
+	struct ics_link *l;
+	int err = 0;
+
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	if (!b) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	if (node == b->node_id) {
+		err = -EINVAL;
+		goto out;
+	}
+	p = rcu_dereference(b->peers[node]);
+	if (!p) {
+		err = -EHOSTUNREACH;
+		goto out;
+	}
+	l = &p->link;
+	spin_lock_bh(&l->tx_lock);
+	if (!ics_room(l, m->channel, m->len)) {
+		err = -EAGAIN;
+	} else {
+		m->src = b->node_id;
+		m->msg_id = ++l->next_msg_id;
+		list_add_tail(&m->list, &l->q[m->channel].pending);
+		l->q[m->channel].bytes += ICS_MSG_COST(m->len);
+		l->queued_bytes += ICS_MSG_COST(m->len);
+		l->queued_msgs++;
+		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
+		this_cpu_inc(in->stats->node[node].tx_msgs);
+		this_cpu_add(in->stats->node[node].tx_bytes, m->len);
+		if (m->flags & ICS_WF_TESTPAT)
+			in->tx_hash[node][m->channel] =
+				ics_test_hash(in->tx_hash[node][m->channel], m->msg_id, m->len, true);
+		ics_push_locked(p);
+	}
+	spin_unlock_bh(&l->tx_lock);
+out:
+	rcu_read_unlock();
+	return err;
+}
+
+static bool ics_may_enqueue(struct ics_net *in, u8 node, u8 ch, u32 len)
+{
+	struct ics_bind *b;
+	struct ics_peer *p;
+	bool ok = true;		/* anything but "full" ends the wait */
+
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	p = b ? rcu_dereference(b->peers[node]) : NULL;
+	if (p)
+		ok = ics_room(&p->link, ch, len);
+	rcu_read_unlock();
+	return ok;
+}
+
+int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+		  u32 len, const struct ics_send_args *args, gfp_t gfp)
+{
+	long timeout = args && args->timeout ? args->timeout : ICS_SEND_TIMEOUT;
+	bool block = gfpflags_allow_blocking(gfp) && !(args && args->flags & ICS_SEND_NONBLOCK);
+	size_t copy = flags & ICS_WF_TESTPAT ? 0 : len;
+	struct ics_msg *m;
+	int err;
+
+	m = kvmalloc(struct_size(m, data, copy), gfp);
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0, sizeof(*m));
+	m->channel = channel;
+	m->flags = flags;
+	m->len = len;
+	if (args) {
+		m->done = args->done;
+		m->ctx = args->ctx;
+	}
+	if (copy)
+		memcpy(m->data, data, copy);
+
+	for (;;) {
+		err = ics_enqueue(in, node, m);
+		if (err != -EAGAIN)
+			break;
+		if (!block) {
+			ics_count(in, ICS_STAT_TX_EAGAIN);
+			break;
+		}
+		timeout = wait_event_interruptible_timeout(in->send_wq,
+							   ics_may_enqueue(in, node, channel, len),
+							   timeout);
+		if (timeout < 0) {
+			err = -EINTR;
+			break;
+		}
+		if (!timeout) {
+			err = -ETIMEDOUT;
+			break;
+		}
+	}
+	if (err)
+		kvfree(m);
+	return err;
+}
+
+/* RFC 6298, in microseconds. */
+static void ics_rtt_sample(struct ics_link *l, u64 ns)
+{
+	u32 r = max_t(u32, div_u64(ns, NSEC_PER_USEC), 1);
+
+	if (!l->srtt_us) {
+		l->srtt_us = r;
+		l->rttvar_us = r / 2;
+	} else {
+		l->rttvar_us = (3 * l->rttvar_us + abs((s32)(l->srtt_us - r))) / 4;
+		l->srtt_us = (7 * l->srtt_us + r) / 8;
+	}
+	l->rto_ms = clamp_t(u32, DIV_ROUND_UP(l->srtt_us + 4 * l->rttvar_us, USEC_PER_MSEC),
+			    ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
+}
+
+/* Frames up to @ack arrived: retire them and the messages they finish. */
+static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
+{
+	struct ics_link *l = &p->link;
+	struct ics_txframe *f = ics_fr(l, ack);
+	u32 acked = ack + 1 - l->snd_una, seq;
+
+	/*
+	 * Sample only a frame sent once (Karn) and not SACKed before: a frame
+	 * held past a hole is acknowledged late, not slowly.
+	 */
+	if (!f->rexmit && !f->sacked)
+		ics_rtt_sample(l, ktime_get_ns() - f->sent_ns);
+	for (seq = l->snd_una; seq != ack + 1; seq++) {
+		f = ics_fr(l, seq);
+		if (f->last) {
+			ics_msg_retire(p->b->in, l, f->msg, done);
+			l->msgs_done++;
+		}
+		f->msg = NULL;
+	}
+	l->snd_una = ack + 1;
+	l->progress = jiffies;
+
+	if (!ics_before(l->snd_una, l->recover)) {
+		if (l->cwnd < l->ssthresh) {
+			l->cwnd += acked;
+		} else {
+			l->cwnd_cnt += acked;
+			if (l->cwnd_cnt >= l->cwnd) {
+				l->cwnd_cnt = 0;
+				l->cwnd++;
+			}
+		}
+		l->cwnd = min(l->cwnd, l->ring_mask + 1);
+	}
+	if (!ics_inflight(l)) {
+		l->big = 0;
+		del_timer(&l->rtx_timer);
+	} else {
+		ics_rtx_arm(l);
+	}
+}
+
+/* One window reduction per loss episode. */
+static void ics_loss_episode(struct ics_link *l)
+{
+	if (ics_before(l->snd_una, l->recover))
+		return;
+	l->ssthresh = max(ics_inflight(l) / 2, 2U);
+	l->cwnd = l->ssthresh;
+	l->recover = l->snd_nxt;
+}
+
+/*
+ * Resend the holes below @high, the highest frame the receiver holds, that
+ * are lost: ICS_DUPTHRESH later frames arrived and half a round trip passed,
+ * or a round trip and a quarter passed since the hole was sent (RACK's rule;
+ * @force: the reorder timer says it has). Returns how many were resent;
+ * *@wait is set if a hole is not lost yet.
+ */
+static u32 ics_repair(struct ics_peer *p, u32 high, bool force, bool *wait)
+{
+	struct ics_link *l = &p->link;
+	u64 now = ktime_get_ns(), rtt = (u64)max(l->srtt_us, 100U) * NSEC_PER_USEC;
+	u32 seq, n = 0;
+
+	for (seq = l->snd_una; ics_before(seq, high); seq++) {
+		struct ics_txframe *f = ics_fr(l, seq);
+		u64 age = now - f->sent_ns;
+
+		if (f->sacked || age < rtt / 2)
+			continue;
+		if (!force && high - seq < ICS_DUPTHRESH && age < rtt + rtt / 4) {
+			*wait = true;
+			continue;
+		}
+		l->fast_retransmits++;
+		ics_retransmit(p, seq);
+		n++;
+	}
+	return n;
+}
+
+/* The highest SACKed frame in flight, or snd_una if none. */
+static u32 ics_high_sacked(struct ics_link *l)
+{
+	u32 seq;
+
+	for (seq = l->snd_nxt - 1; ics_before(l->snd_una, seq); seq--)
+		if (ics_fr(l, seq)->sacked)
+			return seq;
+	return l->snd_una;
+}
+
+/* SACK: mark what the receiver holds and repair the holes below it. */
+static void ics_sack(struct ics_peer *p, u32 ack, const struct ics_wire_ack *w)
+{
+	struct ics_link *l = &p->link;
+	u32 bits = min_t(u32, ntohs(w->sack_bits), ICS_SACK_BITS), i, seq, high = 0;
+	bool wait = false;
+
+	for (i = 0; i < bits; i++) {
+		seq = ack + 2 + i;
+		if (!ics_before(seq, l->snd_nxt))
+			break;
+		if (w->sack[i / 8] & BIT(i % 8)) {
+			ics_fr(l, seq)->sacked = 1;
+			high = seq;
+		}
+	}
+	if (!high)
+		return;
+	if (ics_repair(p, high, false, &wait))
+		ics_loss_episode(l);
+	/* Not yet lost, and perhaps nothing more will come to tell: time it. */
+	if (wait) {
+		l->reorder = true;
+		mod_timer(&l->rtx_timer, jiffies + 1 +
+			  usecs_to_jiffies(l->srtt_us + l->srtt_us / 4));
+	}
+}
+
+void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
+		      const struct ics_wire_ack *w)
+{
+	struct ics_link *l = &p->link;
+	LIST_HEAD(done);
+
+	spin_lock_bh(&l->tx_lock);
+	if (w)
+		l->rx_acks++;
+	/* Only acks for our session, within what we sent, count. */
+	if (!l->tx_sess || ack_sess != l->tx_sess || ics_before(ack + 1, l->snd_una) ||
+	    !ics_before(ack, l->snd_nxt))
+		goto out;
+	if (ack + 1 != l->snd_una)
+		ics_ack_advance(p, ack, &done);
+	if (w)
+		ics_sack(p, ack, w);
+	ics_push_locked(p);
+out:
+	spin_unlock_bh(&l->tx_lock);
+	ics_msgs_finish(p->b->in, &done, 0);
+}
+
+void ics_link_reset_rcv(struct ics_peer *p, u32 sess)
+{
+	struct ics_link *l = &p->link;
+
+	spin_lock_bh(&l->tx_lock);
+	if (l->tx_sess && sess == l->tx_sess) {
+		ics_rewind_locked(p->b->in, l);
+		ics_push_locked(p);
+	}
+	spin_unlock_bh(&l->tx_lock);
+}
+
+void ics_link_fail(struct ics_peer *p, int err)
+{
+	struct ics_link *l = &p->link;
+	LIST_HEAD(out);
+
+	spin_lock_bh(&l->tx_lock);
+	ics_fail_locked(p->b->in, l, &out);
+	spin_unlock_bh(&l->tx_lock);
+	ics_msgs_finish(p->b->in, &out, err);
+}
+
+void ics_rtx_timer(struct timer_list *t)
+{
+	struct ics_link *l = from_timer(l, t, rtx_timer);
+	struct ics_peer *p = container_of(l, struct ics_peer, link);
+	LIST_HEAD(out);
+
+	spin_lock_bh(&l->tx_lock);
+	if (!ics_inflight(l))
+		goto out;
+	if (time_after(jiffies, l->progress + msecs_to_jiffies(ics_link_timeout_ms))) {
+		ics_fail_locked(p->b->in, l, &out);
+		goto out;
+	}
+	if (l->reorder) {
+		/* The reorder timer of ics_sack(): the holes are lost now. */
+		bool wait = false;
+
+		l->reorder = false;
+		if (ics_repair(p, ics_high_sacked(l), true, &wait)) {
+			ics_loss_episode(l);
+			ics_rtx_arm(l);
+			goto out;
+		}
+	}
+	l->timeouts++;
+	/*
+	 * The oldest frame goes again even if it was SACKed: a receiver short
+	 * of reassembly memory may drop a held frame, and only ever the one at
+	 * the head of its queue (link_rx.c).
+	 */
+	ics_retransmit(p, l->snd_una);
+	if (!ics_before(l->snd_una, l->recover))
+		l->ssthresh = max(ics_inflight(l) / 2, 2U);
+	l->cwnd = 2;
+	l->recover = l->snd_nxt;
+	l->rto_ms = min(l->rto_ms * 2, (u32)ICS_RTO_MAX_MS);
+	ics_rtx_arm(l);
+out:
+	spin_unlock_bh(&l->tx_lock);
+	ics_msgs_finish(p->b->in, &out, -ETIMEDOUT);
+}
+
+/* Unbind: the receive path and senders are gone (see ics_unbind()). */
+void ics_link_destroy(struct ics_peer *p)
+{
+	timer_shutdown_sync(&p->link.rtx_timer);
+	timer_shutdown_sync(&p->link.ack_timer);
+	ics_link_fail(p, -ENETDOWN);
+	skb_queue_purge(&p->link.ooo);
+}
