@@ -407,7 +407,7 @@ stress_start()
 		done
 	done
 }
-: "${ICS_STRESS_TIMEOUT:=900}"	# seconds one icsctl send may take (scaled)
+: "${ICS_STRESS_TIMEOUT:=300}"	# seconds one icsctl send may take (scaled)
 
 # stress_running: 0 while a started run is still going.
 stress_running()
