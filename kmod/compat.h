@@ -26,16 +26,11 @@
 #endif
 
 /*
- * CRC32C (Castagnoli) as RFC 3720 defines it. 6.1 and 6.12 have the
- * library routine built in (CONFIG_CRC32=y) as __crc32c_le(); 6.15 renamed
- * it crc32c().
+ * CRC32C (Castagnoli) as RFC 3720 defines it: 6.1 and 6.12 have the library
+ * routine built in (CONFIG_CRC32=y) as __crc32c_le(); 6.15 renamed it crc32c().
  */
 #include <linux/crc32.h>
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
-#define ics_crc32c_raw(crc, p, len)	crc32c(crc, p, len)
-#else
 #define ics_crc32c_raw(crc, p, len)	__crc32c_le(crc, p, len)
-#endif
 
 static inline u32 ics_crc32c(const void *p, size_t len)
 {
