@@ -13,18 +13,18 @@
 #   |  veth0: netem loss 100%     +---veth----+  veth0: netem loss 100%     |
 #   +-----------------------------+           +-----------------------------+
 #
-# Module parameters: link_queue_max=$LINK_MAX (4 MiB) per peer,
-# chan_queue_max=$CHAN_MAX (1 MiB) per peer and channel, link_timeout_ms=
-# $LT (long enough to fill the queues first). Messages are 64 KiB; a
+# Module parameters: link_queue_max=$LINK_MAX (16 MiB) per peer,
+# chan_queue_max=$CHAN_MAX (4 MiB) per peer and channel, link_timeout_ms=
+# $LT (long enough to fill the queues first). Messages are 256 KiB; a
 # message is charged its length + 64 bytes (ICS_MSG_COST in kmod/link_tx.c),
 # as `icstat links` shows in queued_bytes and queue.
 
 . "$(dirname "$0")/lib.sh"
 
-LINK_MAX=$((4 << 20))
-CHAN_MAX=$((1 << 20))
+LINK_MAX=$((16 << 20))	# the smallest the module takes: ICS_MSG_MAX
+CHAN_MAX=$((4 << 20))
 LT=$((20000 * ICS_SCALE))	# ms: in a TCG guest filling the queues takes a while
-SIZE=65536
+SIZE=262144
 COST=$((SIZE + 64))
 FILL=(PRI1 NET CLSM DRD TUNL CLUA KEVM)	# channels after CFS, until the link is full
 
