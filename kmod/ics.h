@@ -153,7 +153,11 @@ struct ics_link {
 	u32 tx_sess;			/* 0 until the first frame */
 	u32 snd_una, snd_nxt;		/* [snd_una, snd_nxt) in flight */
 	u32 recover;			/* in loss recovery until snd_una passes it */
-	u32 cwnd, ssthresh, cwnd_cnt;
+	u32 cwnd, ssthresh;
+	u32 round_end;			/* a round trip ends when snd_una passes it */
+	u32 round_sum_us, round_n;	/* RTT samples in this round */
+	u32 min_rtt_us;			/* least RTT sample, renewed every 10 s */
+	unsigned long min_rtt_stamp;
 	u32 srtt_us, rttvar_us, rto_ms;
 	u32 peer_mtu;			/* from its hello; 0 = unknown */
 	u32 next_msg_id;
@@ -323,8 +327,9 @@ struct ics_frag {
 
 /* skb->cb of a received data frame until reassembly takes it over */
 struct ics_rx_cb {
-	struct ics_frag f;
+	struct ics_frag f;	/* f.flags without ICS_WF_ACKREQ */
 	u32 seq;
+	bool ackreq;
 };
 
 #define ICS_RXCB(skb) ((struct ics_rx_cb *)(skb)->cb)

@@ -75,6 +75,8 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 se
 	bool ack_now = false, reset = false;
 	struct sk_buff *next;
 
+	bool ackreq = ICS_RXCB(skb)->ackreq;
+
 	ICS_RXCB(skb)->seq = seq;
 	spin_lock(&p->lock);
 	if (p->dead)
@@ -130,7 +132,8 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 se
 		l->rcv_nxt++;
 		l->rx_unacked++;
 	}
-	ack_now = l->rx_unacked >= ICS_ACK_EVERY || !skb_queue_empty(&l->ooo);
+	ack_now = l->rx_unacked >= ICS_ACK_EVERY || !skb_queue_empty(&l->ooo) ||
+		  ackreq;
 unlock:
 	spin_unlock(&p->lock);
 	if (ack_now)

@@ -39,6 +39,9 @@
 #define ICS_RTO_MIN_MS		20
 #define ICS_RTO_MAX_MS		1000
 #define ICS_CWND_INIT		16
+#define ICS_CWND_MIN		2
+#define ICS_VEGAS_ALPHA		1	/* frames queued in the path: grow below */
+#define ICS_VEGAS_BETA		3	/* shrink above */
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
 #define ICS_STARVE		32	/* frames a waiting level may be passed over */
 #define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
@@ -74,6 +77,7 @@ void ics_link_init(struct ics_peer *p)
 	l->snd_nxt = 1;
 	l->cwnd = ICS_CWND_INIT;
 	l->ssthresh = l->ring_mask + 1;
+	l->round_end = 1;
 	l->rto_ms = ICS_RTO_INIT_MS;
 	l->progress = jiffies;
 	skb_queue_head_init(&l->ooo);
@@ -93,6 +97,9 @@ static void ics_new_session(struct ics_link *l)
 	l->recover = 1;
 	l->big = 0;
 	l->reorder = false;
+	l->round_end = 1;
+	l->round_sum_us = 0;
+	l->round_n = 0;
 	l->cwnd = ICS_CWND_INIT;
 }
 
@@ -212,13 +219,14 @@ static int ics_pick(struct ics_link *l, const struct ics_net *in)
 }
 
 /* Build the data frame for @f (seq @seq), acknowledging what we received. */
-static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq)
+static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq,
+				      u8 flags)
 {
 	const struct ics_msg *m = f->msg;
 	struct ics_link *l = &p->link;
 	struct ics_hdr_args a = {
 		.type = ICS_FT_DATA,
-		.flags = m->flags,
+		.flags = m->flags | flags,
 		.channel = m->channel,
 		.dst = p->node_id,
 		.sess = l->tx_sess,
@@ -249,10 +257,10 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 	return skb;
 }
 
-static void ics_send_frame(struct ics_peer *p, u32 seq)
+static void ics_send_frame(struct ics_peer *p, u32 seq, u8 flags)
 {
 	struct ics_txframe *f = ics_fr(&p->link, seq);
-	struct sk_buff *skb = ics_data_frame(p, f, seq);
+	struct sk_buff *skb = ics_data_frame(p, f, seq, flags);
 
 	f->sent_ns = ktime_get_ns();
 	if (skb)
@@ -264,11 +272,21 @@ static void ics_retransmit(struct ics_peer *p, u32 seq)
 	ics_fr(&p->link, seq)->rexmit = 1;
 	p->link.retransmits++;
 	ics_count(p->b->in, ICS_STAT_TX_RETRANSMITS);
-	ics_send_frame(p, seq);
+	ics_send_frame(p, seq, ICS_WF_ACKREQ);	/* repairs are acknowledged at once */
+}
+
+static bool ics_any_pending(const struct ics_link *l)
+{
+	int ch;
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (!list_empty(&l->q[ch].pending))
+			return true;
+	return false;
 }
 
 /* Cut the next frame off the head message of @ch and send it. */
-static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
+static void ics_cut(struct ics_peer *p, int ch, u32 mtu, u32 window)
 {
 	struct ics_link *l = &p->link;
 	struct ics_msg *m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
@@ -289,7 +307,12 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 	l->snd_nxt++;
 	l->big = max_t(u16, l->big, n);
 	l->tx_frames++;
-	ics_send_frame(p, seq);
+	/*
+	 * The last frame before we must wait (window full, or nothing more to
+	 * send) asks for an acknowledgement at once instead of a delayed one.
+	 */
+	ics_send_frame(p, seq, ics_inflight(l) >= window || !ics_any_pending(l) ?
+			       ICS_WF_ACKREQ : 0);
 }
 
 static void ics_push_locked(struct ics_peer *p)
@@ -303,7 +326,7 @@ static void ics_push_locked(struct ics_peer *p)
 		ics_rewind_locked(p->b->in, l);
 
 	while (ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
-		ics_cut(p, ch, mtu);
+		ics_cut(p, ch, mtu, window);
 	if (ics_inflight(l) && !timer_pending(&l->rtx_timer))
 		ics_rtx_arm(l);
 }
@@ -440,10 +463,18 @@ int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void 
 	return err;
 }
 
-/* RFC 6298, in microseconds. */
+/* RFC 6298, in microseconds; and the least RTTs for ics_round_end(). */
 static void ics_rtt_sample(struct ics_link *l, u64 ns)
 {
 	u32 r = max_t(u32, div_u64(ns, NSEC_PER_USEC), 1);
+
+	if (!l->min_rtt_us || r <= l->min_rtt_us ||
+	    time_after(jiffies, l->min_rtt_stamp + 10 * HZ)) {
+		l->min_rtt_us = r;
+		l->min_rtt_stamp = jiffies;
+	}
+	l->round_sum_us += r;
+	l->round_n++;
 
 	if (!l->srtt_us) {
 		l->srtt_us = r;
@@ -456,12 +487,41 @@ static void ics_rtt_sample(struct ics_link *l, u64 ns)
 			    ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
 }
 
+/*
+ * Once per round trip, outside loss recovery: the congestion window follows
+ * Vegas, with rtt the round's mean sample (its least one hides the queue when
+ * the receiver takes frames in batches). cwnd * (rtt - min_rtt) / rtt frames
+ * are sitting in queues on the
+ * path (the NIC's, the receiver's backlog); keep that between
+ * ICS_VEGAS_ALPHA and ICS_VEGAS_BETA, so that a bulk transfer keeps the
+ * path busy without building the queue an urgent frame would wait behind.
+ * Below ssthresh the window doubles per round while the queue stays short.
+ */
+static void ics_round_end(struct ics_link *l)
+{
+	u32 rtt = l->round_n ? l->round_sum_us / l->round_n : 0, max = l->ring_mask + 1, queued;
+
+	if (rtt && l->min_rtt_us) {
+		queued = div_u64((u64)l->cwnd * (rtt - min(rtt, l->min_rtt_us)), rtt);
+		if (queued > ICS_VEGAS_BETA) {
+			l->cwnd = max_t(u32, l->cwnd - (queued - ICS_VEGAS_BETA), ICS_CWND_MIN);
+			l->ssthresh = min(l->ssthresh, l->cwnd);
+		} else if (queued < ICS_VEGAS_ALPHA) {
+			l->cwnd = l->cwnd < l->ssthresh ? 2 * l->cwnd : l->cwnd + 1;
+		}
+		l->cwnd = min(l->cwnd, max);
+	}
+	l->round_end = l->snd_nxt;
+	l->round_sum_us = 0;
+	l->round_n = 0;
+}
+
 /* Frames up to @ack arrived: retire them and the messages they finish. */
 static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 {
 	struct ics_link *l = &p->link;
 	struct ics_txframe *f = ics_fr(l, ack);
-	u32 acked = ack + 1 - l->snd_una, seq;
+	u32 seq;
 
 	/*
 	 * Sample only a frame sent once (Karn) and not SACKed before: a frame
@@ -479,19 +539,8 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 	}
 	l->snd_una = ack + 1;
 	l->progress = jiffies;
-
-	if (!ics_before(l->snd_una, l->recover)) {
-		if (l->cwnd < l->ssthresh) {
-			l->cwnd += acked;
-		} else {
-			l->cwnd_cnt += acked;
-			if (l->cwnd_cnt >= l->cwnd) {
-				l->cwnd_cnt = 0;
-				l->cwnd++;
-			}
-		}
-		l->cwnd = min(l->cwnd, l->ring_mask + 1);
-	}
+	if (!ics_before(l->snd_una, l->recover) && !ics_before(l->snd_una, l->round_end))
+		ics_round_end(l);
 	if (!ics_inflight(l)) {
 		l->big = 0;
 		del_timer(&l->rtx_timer);
@@ -505,7 +554,7 @@ static void ics_loss_episode(struct ics_link *l)
 {
 	if (ics_before(l->snd_una, l->recover))
 		return;
-	l->ssthresh = max(ics_inflight(l) / 2, 2U);
+	l->ssthresh = max(ics_inflight(l) / 2, (u32)ICS_CWND_MIN);
 	l->cwnd = l->ssthresh;
 	l->recover = l->snd_nxt;
 }
@@ -658,7 +707,7 @@ void ics_rtx_timer(struct timer_list *t)
 	ics_retransmit(p, l->snd_una);
 	if (!ics_before(l->snd_una, l->recover))
 		l->ssthresh = max(ics_inflight(l) / 2, 2U);
-	l->cwnd = 2;
+	l->cwnd = ICS_CWND_MIN;
 	l->recover = l->snd_nxt;
 	l->rto_ms = min(l->rto_ms * 2, (u32)ICS_RTO_MAX_MS);
 	ics_rtx_arm(l);

@@ -226,7 +226,8 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		f->msg_len = ntohl(h->msg_len);
 		f->off = ntohl(h->frag_off);
 		f->channel = h->channel;
-		f->flags = h->flags;
+		f->flags = h->flags & ~ICS_WF_ACKREQ;
+		ICS_RXCB(skb)->ackreq = h->flags & ICS_WF_ACKREQ;
 	}
 
 	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source, &created);

@@ -263,7 +263,8 @@ enum ics_frame_type {
 #define ICS_WF_TESTPAT	0x01	/* payload is the generator's test pattern */
 #define ICS_WF_PING	0x02	/* answer with the same message, ICS_WF_PONG */
 #define ICS_WF_PONG	0x04	/* the answer to an ICS_WF_PING message */
-#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG)
+#define ICS_WF_ACKREQ	0x08	/* DATA: acknowledge at once, the sender waits */
+#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | ICS_WF_ACKREQ)
 
 /*
  * Payload of an ICS_FT_ACK frame: a cumulative ack is in the header; sack
