@@ -160,11 +160,12 @@ struct ics_link {
 	unsigned long min_rtt_stamp;
 	u32 srtt_us, rttvar_us, rto_ms;
 	u32 peer_mtu;			/* from its hello; 0 = unknown */
-	u32 next_msg_id;
+	u32 next_msg_id[ICS_CHANNELS];	/* per channel: ids are in order there */
 	u32 queued_msgs;
 	u64 queued_bytes;
 	u16 big;			/* largest frame payload in flight */
 	bool reorder;			/* rtx_timer runs as reorder timer */
+	bool cwnd_limited;		/* the window held frames back this round */
 	u8 rr[ICS_PRIO_LEVELS];		/* round robin within a level */
 	u8 starve[ICS_PRIO_LEVELS];	/* frames a waiting level was passed over */
 	unsigned long progress;		/* jiffies of the last ack progress */
@@ -174,6 +175,7 @@ struct ics_link {
 
 	/* receive side: peer->lock */
 	u32 rx_sess, rcv_nxt;
+	u32 rx_refuse;			/* a session whose state we dropped: RESET it */
 	u32 rx_unacked;			/* in-order frames not yet acknowledged */
 	u32 rx_last_msg[ICS_CHANNELS];	/* last message delivered per channel */
 	u16 rx_last_valid;		/* bit per channel */
@@ -303,7 +305,7 @@ void ics_rtx_timer(struct timer_list *t);
 /* link_rx.c: the receive side of a link */
 void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 seq);
 void ics_link_ack_send(struct ics_peer *p);
-void __ics_link_rx_reset(struct ics_peer *p);
+void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
 
 /* rx.c */

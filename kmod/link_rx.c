@@ -20,8 +20,13 @@
 
 #define ICS_ACK_EVERY	2
 
-/* Forget the peer's session: partial messages and held frames go. */
-void __ics_link_rx_reset(struct ics_peer *p)
+/*
+ * Forget the peer's session: partial messages and held frames go. The ids of
+ * the last messages delivered stay, so whole messages the sender resends in
+ * its next session are recognised; unless the peer @restart-ed, when its
+ * message ids start over.
+ */
+void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 {
 	struct ics_link *l = &p->link;
 
@@ -29,7 +34,10 @@ void __ics_link_rx_reset(struct ics_peer *p)
 	l->rx_sess = 0;
 	l->rcv_nxt = 0;
 	l->rx_unacked = 0;
-	l->rx_last_valid = 0;
+	if (restart) {
+		l->rx_last_valid = 0;
+		l->rx_refuse = 0;
+	}
 	__skb_queue_purge(&l->ooo);
 	__ics_reasm_flush(p->b, p, ICS_REASM_ALL);
 }
@@ -82,6 +90,11 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 se
 	if (p->dead)
 		goto drop;
 	if (sess != l->rx_sess) {
+		if (sess == l->rx_refuse) {
+			reset = true;
+			ics_count(in, ICS_STAT_RX_BAD_SESSION);
+			goto drop;
+		}
 		if (l->rx_sess && ics_before(sess, l->rx_sess)) {
 			l->duplicates++;	/* from a session the sender left */
 			ics_count(in, ICS_STAT_RX_DUP_FRAMES);
@@ -92,7 +105,7 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 se
 			ics_count(in, ICS_STAT_RX_BAD_SESSION);
 			goto drop;
 		}
-		__ics_link_rx_reset(p);
+		__ics_link_rx_reset(p, false);
 		l->rx_sess = sess;
 		l->rcv_nxt = 1;
 	}

@@ -43,7 +43,9 @@
 #define ICS_VEGAS_ALPHA		1	/* frames queued in the path: grow below */
 #define ICS_VEGAS_BETA		3	/* shrink above */
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
-#define ICS_STARVE		32	/* frames a waiting level may be passed over */
+#define ICS_STARVE		32
+#define ICS_RTO_BURST		32	/* frames resent at once when the RTO fires */
+#define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */	/* frames a waiting level may be passed over */
 #define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
 
@@ -103,9 +105,18 @@ static void ics_new_session(struct ics_link *l)
 	l->cwnd = ICS_CWND_INIT;
 }
 
+static u32 ics_rto_max(void)
+{
+	return clamp_t(u32, ics_link_timeout_ms / 4, ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
+}
+
+/* At the RTO, but never after the link's deadline (link_timeout_ms). */
 static void ics_rtx_arm(struct ics_link *l)
 {
-	mod_timer(&l->rtx_timer, jiffies + max(msecs_to_jiffies(l->rto_ms), 2UL));
+	unsigned long when = jiffies + max(msecs_to_jiffies(l->rto_ms), 2UL);
+	unsigned long deadline = l->progress + msecs_to_jiffies(ics_link_timeout_ms) + 1;
+
+	mod_timer(&l->rtx_timer, time_before(deadline, when) ? deadline : when);
 }
 
 /* Take @m off the link's books and onto @out, to be finished. */
@@ -238,12 +249,13 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 	struct sk_buff *skb;
 	u8 *to;
 
-	/* Racy read of the receive side: at worst an older ack. */
+	/*
+	 * Racy read of the receive side: at worst an older ack. The receive
+	 * side still sends its own (the two sides share no lock).
+	 */
 	a.ack_sess = READ_ONCE(l->rx_sess);
-	if (a.ack_sess) {
+	if (a.ack_sess)
 		a.ack = READ_ONCE(l->rcv_nxt) - 1;
-		WRITE_ONCE(l->rx_unacked, 0);
-	}
 	skb = ics_frame_alloc(p->b, &a, f->len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
@@ -321,12 +333,17 @@ static void ics_push_locked(struct ics_peer *p)
 	u32 mtu = ics_link_mtu(p), window = min(l->cwnd, l->ring_mask + 1);
 	int ch;
 
-	/* Frames numbered for a larger MTU can never arrive: start over. */
-	if (ics_inflight(l) && l->big + ICS_HDR_LEN > mtu)
+	/*
+	 * Frames numbered for a larger MTU can never arrive, and seq must not
+	 * wrap to 0 (a receiver refuses it): start over in a new session.
+	 */
+	if ((ics_inflight(l) && l->big + ICS_HDR_LEN > mtu) || l->snd_nxt >= ICS_SEQ_LAST)
 		ics_rewind_locked(p->b->in, l);
 
 	while (ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
 		ics_cut(p, ch, mtu, window);
+	if (ics_inflight(l) >= window && ics_any_pending(l))
+		l->cwnd_limited = true;
 	if (ics_inflight(l) && !timer_pending(&l->rtx_timer))
 		ics_rtx_arm(l);
 }
@@ -381,7 +398,7 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 		err = -EAGAIN;
 	} else {
 		m->src = b->node_id;
-		m->msg_id = ++l->next_msg_id;
+		m->msg_id = ++l->next_msg_id[m->channel];
 		list_add_tail(&m->list, &l->q[m->channel].pending);
 		l->q[m->channel].bytes += ICS_MSG_COST(m->len);
 		l->queued_bytes += ICS_MSG_COST(m->len);
@@ -484,7 +501,7 @@ static void ics_rtt_sample(struct ics_link *l, u64 ns)
 		l->srtt_us = (7 * l->srtt_us + r) / 8;
 	}
 	l->rto_ms = clamp_t(u32, DIV_ROUND_UP(l->srtt_us + 4 * l->rttvar_us, USEC_PER_MSEC),
-			    ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
+			    ICS_RTO_MIN_MS, ics_rto_max());
 }
 
 /*
@@ -506,7 +523,7 @@ static void ics_round_end(struct ics_link *l)
 		if (queued > ICS_VEGAS_BETA) {
 			l->cwnd = max_t(u32, l->cwnd - (queued - ICS_VEGAS_BETA), ICS_CWND_MIN);
 			l->ssthresh = min(l->ssthresh, l->cwnd);
-		} else if (queued < ICS_VEGAS_ALPHA) {
+		} else if (queued < ICS_VEGAS_ALPHA && l->cwnd_limited) {
 			l->cwnd = l->cwnd < l->ssthresh ? 2 * l->cwnd : l->cwnd + 1;
 		}
 		l->cwnd = min(l->cwnd, max);
@@ -514,6 +531,7 @@ static void ics_round_end(struct ics_link *l)
 	l->round_end = l->snd_nxt;
 	l->round_sum_us = 0;
 	l->round_n = 0;
+	l->cwnd_limited = false;
 }
 
 /* Frames up to @ack arrived: retire them and the messages they finish. */
@@ -576,7 +594,7 @@ static u32 ics_repair(struct ics_peer *p, u32 high, bool force, bool *wait)
 		struct ics_txframe *f = ics_fr(l, seq);
 		u64 age = now - f->sent_ns;
 
-		if (f->sacked || age < rtt / 2)
+		if (f->sacked || age < (f->rexmit ? rtt + rtt / 4 : rtt / 2))
 			continue;
 		if (!force && high - seq < ICS_DUPTHRESH && age < rtt + rtt / 4) {
 			*wait = true;
@@ -679,6 +697,7 @@ void ics_rtx_timer(struct timer_list *t)
 	struct ics_link *l = from_timer(l, t, rtx_timer);
 	struct ics_peer *p = container_of(l, struct ics_peer, link);
 	LIST_HEAD(out);
+	u32 seq, n;
 
 	spin_lock_bh(&l->tx_lock);
 	if (!ics_inflight(l))
@@ -692,24 +711,31 @@ void ics_rtx_timer(struct timer_list *t)
 		bool wait = false;
 
 		l->reorder = false;
-		if (ics_repair(p, ics_high_sacked(l), true, &wait)) {
+		if (ics_repair(p, ics_high_sacked(l), true, &wait))
 			ics_loss_episode(l);
-			ics_rtx_arm(l);
-			goto out;
-		}
+		ics_rtx_arm(l);		/* the RTO again, from now */
+		goto out;
 	}
 	l->timeouts++;
 	/*
 	 * The oldest frame goes again even if it was SACKed: a receiver short
 	 * of reassembly memory may drop a held frame, and only ever the one at
-	 * the head of its queue (link_rx.c).
+	 * the head of its queue (link_rx.c). Nothing was heard for an RTO, so
+	 * the other unSACKed frames are probably lost too (a tail loss leaves
+	 * no SACK to say so): resend up to ICS_RTO_BURST of them now.
 	 */
 	ics_retransmit(p, l->snd_una);
+	for (seq = l->snd_una + 1, n = 1; seq != l->snd_nxt && n < ICS_RTO_BURST; seq++) {
+		if (!ics_fr(l, seq)->sacked) {
+			ics_retransmit(p, seq);
+			n++;
+		}
+	}
 	if (!ics_before(l->snd_una, l->recover))
 		l->ssthresh = max(ics_inflight(l) / 2, 2U);
 	l->cwnd = ICS_CWND_MIN;
 	l->recover = l->snd_nxt;
-	l->rto_ms = min(l->rto_ms * 2, (u32)ICS_RTO_MAX_MS);
+	l->rto_ms = min(l->rto_ms * 2, ics_rto_max());
 	ics_rtx_arm(l);
 out:
 	spin_unlock_bh(&l->tx_lock);

@@ -53,7 +53,7 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	struct ics_reasm *r;
 
 	list_for_each_entry(r, &p->reasm, list)
-		if (r->msg_id == f->msg_id)
+		if (r->msg_id == f->msg_id && r->channel == f->channel)
 			return r;
 
 	if (p->nr_reasm >= ICS_REASM_PER_PEER) {
@@ -99,10 +99,7 @@ static struct sk_buff *ics_reasm_join(struct ics_reasm *r)
 {
 	struct sk_buff *head = __skb_dequeue(&r->frags), *skb, **tail;
 
-	if (skb_unclone(head, GFP_ATOMIC)) {
-		kfree_skb(head);
-		return NULL;
-	}
+	/* ics_reasm_rcv() uncloned the head; nothing here can fail. */
 	tail = &skb_shinfo(head)->frag_list;
 	while ((skb = __skb_dequeue(&r->frags))) {
 		*tail = skb;
@@ -131,11 +128,18 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	r = ics_reasm_find(b, p, f);
 	if (!r)
 		goto nomem;
-	if (r->msg_len != f->msg_len || r->channel != f->channel || r->flags != f->flags) {
+	if (r->msg_len != f->msg_len || r->flags != f->flags) {
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		goto drop;
 	}
 	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > ics_reasm_mem_max) {
+		atomic_long_sub(skb->truesize, &b->reasm_mem);
+		if (!r->have)
+			ics_reasm_free(b, p, r);
+		goto nomem;
+	}
+	/* The join chains onto the head: make it ours now, while we may refuse. */
+	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC)) {
 		atomic_long_sub(skb->truesize, &b->reasm_mem);
 		if (!r->have)
 			ics_reasm_free(b, p, r);
@@ -151,10 +155,7 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	if (r->have == r->msg_len) {
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
-		if (!msg)
-			ics_count(in, ICS_STAT_REASM_NOMEM);	/* the message is lost */
-		else
-			ics_deliver(p, f->channel, f->flags, f->msg_id, msg);
+		ics_deliver(p, f->channel, f->flags, f->msg_id, msg);
 	}
 	return true;
 
@@ -175,9 +176,20 @@ void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_fl
 	lockdep_assert_held(&p->lock);
 	if (how == ICS_REASM_CLOSE)
 		p->dead = true;
-	if (how == ICS_REASM_IDLE &&
-	    !time_after(jiffies, READ_ONCE(p->last_heard) + timeout))
-		return;
+	if (how == ICS_REASM_IDLE) {
+		if (list_empty(&p->reasm) ||
+		    !time_after(jiffies, READ_ONCE(p->last_heard) + timeout))
+			return;
+		/*
+		 * Fragments we dropped were acknowledged: the sender must not
+		 * go on in this session. Its next frame gets a RESET, and it
+		 * resends the incomplete messages in a new one.
+		 */
+		p->link.rx_refuse = p->link.rx_sess;
+		p->link.rx_sess = 0;
+		p->link.rcv_nxt = 0;
+		__skb_queue_purge(&p->link.ooo);
+	}
 	list_for_each_entry_safe(r, tmp, &p->reasm, list) {
 		ics_reasm_free(b, p, r);
 		ics_count(b->in, ICS_STAT_REASM_TIMEOUT);

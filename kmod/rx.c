@@ -142,25 +142,36 @@ static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)
 	}
 }
 
-/* A frame told us the peer's incarnation; true if it restarted. */
-static bool ics_peer_incarnation(struct ics_peer *p, u32 inc)
+enum ics_inc { ICS_INC_SAME, ICS_INC_RESTART, ICS_INC_STALE };
+
+/*
+ * The frame's incarnation against the peer's. Only a hello may announce a
+ * restart: any other frame of another incarnation is a leftover of the
+ * previous one (delayed or duplicated on the way) and is dropped, so it
+ * cannot make us believe the peer restarted back.
+ */
+static enum ics_inc ics_peer_incarnation(struct ics_peer *p, u32 inc, bool hello)
 {
 	bool restarted;
 
 	if (likely(READ_ONCE(p->incarnation) == inc))
-		return false;
+		return ICS_INC_SAME;
 	spin_lock(&p->lock);
 	restarted = p->incarnation && p->incarnation != inc;
+	if (restarted && !hello) {
+		spin_unlock(&p->lock);
+		return ICS_INC_STALE;
+	}
 	WRITE_ONCE(p->incarnation, inc);
 	if (restarted)
-		__ics_link_rx_reset(p);
+		__ics_link_rx_reset(p, true);
 	spin_unlock(&p->lock);
-	if (restarted) {
-		net_info_ratelimited("%s: node %u restarted\n", p->b->dev->name, p->node_id);
-		WRITE_ONCE(p->link.peer_mtu, 0);
-		ics_link_fail(p, -ECONNRESET);
-	}
-	return restarted;
+	if (!restarted)
+		return ICS_INC_SAME;
+	net_info_ratelimited("%s: node %u restarted\n", p->b->dev->name, p->node_id);
+	WRITE_ONCE(p->link.peer_mtu, 0);
+	ics_link_fail(p, -ECONNRESET);
+	return ICS_INC_RESTART;
 }
 
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
@@ -234,7 +245,16 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	if (!p)
 		goto drop;
 	WRITE_ONCE(p->last_heard, jiffies);
-	fresh = ics_peer_incarnation(p, ntohl(h->incarnation)) || created;
+	switch (ics_peer_incarnation(p, ntohl(h->incarnation), type == ICS_FT_HELLO)) {
+	case ICS_INC_STALE:
+		ics_count(in, ICS_STAT_RX_BAD_SESSION);
+		goto drop;
+	case ICS_INC_RESTART:
+		fresh = true;
+		break;
+	default:
+		fresh = created;
+	}
 
 	/* Ethernet pads short frames: the payload is frag_len, not the rest. */
 	__skb_pull(skb, ICS_HDR_LEN);

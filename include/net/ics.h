@@ -15,7 +15,9 @@
 /**
  * struct ics_handler - a receiver of one channel in one network namespace
  * @rcv: called for every whole message on the channel, in softirq context
- *	under rcu_read_lock(), possibly on several CPUs at once. @skb holds
+ *	under rcu_read_lock() and the sending peer's lock: one message at a
+ *	time per peer, in the order the peer sent them (different peers'
+ *	messages may arrive on several CPUs at once). @skb holds
  *	exactly the message (skb->len bytes, possibly non-linear and with a
  *	frag_list: read it with skb_copy_bits() or skb_header_pointer()); the
  *	handler owns @skb and must free it. skb->cb is free for its use. It must
@@ -35,11 +37,12 @@ struct ics_handler {
  * @timeout: jiffies to wait for queue room before -ETIMEDOUT; 0 means
  *	the default (10 s). Waiting needs a gfp that may sleep.
  * @done: optional; called exactly once when ics_send_msg() returned 0:
- *	with 0 once the peer has acknowledged every byte (the message is
- *	delivered or held for in-order delivery there), or with -ETIMEDOUT
- *	(the link made no progress for link_timeout_ms), -ECONNRESET (the
- *	peer restarted), -ENETDOWN (we unbound) or -ENOMEM. Runs in softirq
- *	or process context with no ics lock held; it must not sleep.
+ *	with 0 once the peer has acknowledged every byte (it has delivered the
+ *	message), or with -ETIMEDOUT (the link made no progress for
+ *	link_timeout_ms), -ECONNRESET (the peer restarted) or -ENETDOWN (we
+ *	unbound). A failed message may still have been delivered if only its
+ *	acknowledgement was lost. Runs in softirq or process context (at
+ *	unbind: under RTNL) with no ics lock held; it must not sleep.
  * @ctx: passed to @done
  */
 struct ics_send_args {

@@ -50,7 +50,8 @@
  *   Request: nothing. Errors: ENOTCONN (not bound). Counters survive.
  *
  * ICS_CMD_RESET_STATS (doit, admin)
- *   Request: nothing. Zeroes every counter this family reports.
+ *   Request: nothing. Zeroes the instance, channel and node counters and
+ *   the test hashes; link counters count since the peer was first heard.
  *
  * ICS_CMD_GET_CHANNELS (dump)
  *   One message per channel, in channel-id order:
@@ -99,7 +100,8 @@
  *     ICS_A_TEST_SIZE: u32, 0..ICS_MSG_MAX (the largest, with MIXED)
  *     ICS_A_TEST_COUNT: u32, >= 1
  *     ICS_A_TEST_FLAGS: u32, ICS_TEST_F_*, optional
- *     ICS_A_TEST_TIMEOUT_MS: u32, optional, default 10000
+ *     ICS_A_TEST_TIMEOUT_MS: u32, optional, default 10000 (with PING:
+ *       the wait for each answer)
  *   Reply:
  *     ICS_A_TEST_SENT: u32, messages queued
  *     ICS_A_TEST_DONE: u32, of those, acknowledged (WAIT or PING)
@@ -245,7 +247,7 @@ struct ics_wire_hdr {
 	__be32	seq;		/* DATA: frame number in sess, from 1 */
 	__be32	ack_sess;	/* receiver's session acknowledged, 0 = none */
 	__be32	ack;		/* highest seq of ack_sess received in order */
-	__be32	msg_id;		/* per sender and destination, +1 per message */
+	__be32	msg_id;		/* per sender, destination and channel, +1 per message */
 	__be32	msg_len;	/* whole message, 0..ICS_MSG_MAX */
 	__be32	frag_off;	/* offset of this payload in the message */
 	__be32	incarnation;	/* sender's, random per bind: a new one = restart */
@@ -419,7 +421,7 @@ enum ics_stat {
 	ICS_STAT_HELLO_TX,		/* hello frames sent */
 	ICS_STAT_HELLO_RX,		/* hello frames received */
 	ICS_STAT_RX_BAD_CHECK,		/* CRC32C mismatch */
-	ICS_STAT_RX_BAD_SESSION,	/* data for a session we cannot join: RESET sent */
+	ICS_STAT_RX_BAD_SESSION,	/* a session or incarnation we cannot take */
 	ICS_STAT_TX_RETRANSMITS,	/* data frames sent again */
 	ICS_STAT_RX_DUP_FRAMES,		/* data frames received twice */
 	ICS_STAT_RX_OOO_FRAMES,		/* data frames received ahead of a gap */
@@ -458,8 +460,8 @@ enum ics_link_attr {
 	ICS_LINK_A_RTO_MS,	/* u32: retransmission timeout now */
 	ICS_LINK_A_MTU,		/* u32: min(our MTU, the peer's) */
 	ICS_LINK_A_QUEUED_MSGS,	/* u32: messages queued or unacknowledged */
-	ICS_LINK_A_QUEUED_BYTES,	/* u64: their bytes */
-	ICS_LINK_A_QUEUE,	/* nest: u64 queued bytes per channel, type = channel + 1 */
+	ICS_LINK_A_QUEUED_BYTES,	/* u64: their charge: bytes + 64 per message */
+	ICS_LINK_A_QUEUE,	/* nest: u64 charge per channel, type = channel + 1 */
 	ICS_LINK_A_OOO_QUEUED,	/* u32: frames held ahead of a gap */
 	ICS_LINK_A_TX_FRAMES,	/* u64: data frames sent the first time */
 	ICS_LINK_A_RETRANSMITS,	/* u64: data frames sent again */
