@@ -139,7 +139,8 @@ blocking()
 	local t0 secs
 	t0=$(date +%s%N)
 	expect_err 1 'icsctl: send: Connection timed out(: .*)?' timeout $((30 * ICS_SCALE)) \
-		ip netns exec "$NS_A" icsctl send node 2 channel CFS size $SIZE count 1 --timeout 1000 || return 1
+		nsenter --net="$ICS_NETNS_DIR/$NS_A" icsctl send node 2 channel CFS size $SIZE count 1 \
+		--timeout 1000 || return 1
 	secs=$((($(date +%s%N) - t0) / 1000000))
 	info "the blocking send returned after ${secs} ms"
 	[ $secs -ge 1000 ] || fail "returned after $secs ms, before its 1000 ms timeout"

@@ -4,12 +4,15 @@
 
 Python starts slowly in a TCG guest (about a second), so every check that
 would take many small JSON reads runs here, in one process, reading
-`icstat -j` through `ip netns exec` (about 0.1 s each).
+`icstat -j` through nsenter (about 0.1 s each; ip netns exec costs more).
 
-  ics_model.py snap NS OUT
+  ics_model.py snap NS OUT [NS OUT]...
       One consistent snapshot {"show", "chan", "nodes", "links"} of the
       instance of NS into OUT (re-read until no hello was counted while
-      reading).
+      reading), for each NS.
+
+  ics_model.py reachable SECONDS NS:NODE...
+      Wait until the instance of each NS sees NODE reachable.
 
   ics_model.py wait NS SOURCE EXPR WANT SECONDS [WHAT]
       Poll `icstat -j SOURCE` until the Python expression EXPR over it (as
@@ -50,7 +53,7 @@ would take many small JSON reads runs here, in one process, reading
       its duplicates, out_of_order and crc_errors by 0 unless given as
       link.PEER.FIELD=DELTA.
 
-  ics_model.py stress-check [--count CH:N]... [--saw COUNTER]...
+  ics_model.py stress-check [--count CH:N]... [--saw COUNTER]... [--secs S]
                  --send NODE:NS:BASE:OUT:RESULTS_GLOB... --recv NODE:NS:BASE:OUT
       For reliable.sh and link_faults.sh: snapshot every member into OUT,
       then per sender and channel: every icsctl send -j reply in
@@ -82,6 +85,7 @@ LINK_RX_KEYS = ("duplicates", "out_of_order", "crc_errors")
 CHANNELS = ("BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM "
             "TEST CNX").split()
 SCALE = int(os.environ.get("ICS_TIMEOUT_SCALE", "1") or 1)
+NETNS_DIR = "/run/netns" if os.path.isdir("/run/netns") else "/var/run/netns"
 
 
 class Fail(Exception):
@@ -93,7 +97,7 @@ def row(n):
 
 
 def icstat(ns, *args):
-    cmd = (["ip", "netns", "exec", ns] if ns else []) + ["icstat", "-j"] + list(args)
+    cmd = (["nsenter", "--net=%s/%s" % (NETNS_DIR, ns)] if ns else []) + ["icstat", "-j"] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise Fail("icstat -j %s in %s: exit %d: %s"
@@ -405,10 +409,12 @@ def errno_name(r):
 
 
 def stress_errors(args):
-    counts, saw, sends, recv = {}, [], [], None
+    counts, saw, sends, recv, secs = {}, [], [], None, None
     while args:
         a = args.pop(0)
-        if a == "--count":
+        if a == "--secs":
+            secs = int(args.pop(0))
+        elif a == "--count":
             ch, n = args.pop(0).split(":")
             counts[ch] = int(n)
         elif a == "--saw":
@@ -426,6 +432,7 @@ def stress_errors(args):
     r_now = snap(rns, rout)
     members = [(rnode, rns, rbase, r_now)]
     sent_to_r = [0] * 16
+    done = frames = rexmit = fast = tmo = 0
     r_hash = {n["node_id"]: n for n in r_now["nodes"]["nodes"]}
     for node, ns, base, out, pattern in sends:
         node = int(node)
@@ -454,6 +461,13 @@ def stress_errors(args):
                     "and done, 0 failed" % (node, ch, r["sent"], r["done"], r["failed"],
                                             errno_name(r), want))
             sent_to_r[CHANNELS.index(ch)] += r["sent"]
+            done += r["done"]
+        la, lb = link_of(load(base), rnode), link_of(now, rnode)
+        if lb:
+            frames += lb["tx_frames"] - (la["tx_frames"] if la else 0)
+            rexmit += lb["retransmits"] - (la["retransmits"] if la else 0)
+            fast += lb["fast_retransmits"] - (la["fast_retransmits"] if la else 0)
+            tmo += lb["timeouts"] - (la["timeouts"] if la else 0)
         s_nodes = {n["node_id"]: n for n in now["nodes"]["nodes"]}
         tx = s_nodes.get(rnode, {}).get("tx_testhash")
         rx = r_hash.get(node, {}).get("rx_testhash")
@@ -483,6 +497,11 @@ def stress_errors(args):
         "tx_retransmits", "rx_dup_frames", "rx_ooo_frames", "rx_bad_check", "rx_over_window",
         "link_resets", "rx_dup_msgs", "msgs_done", "tx_acks", "tx_errors") if k in total)
     print("# counters grew (all members): " + info)
+    if secs is not None:
+        print("# %d messages done in %ds (%.0f msg/s): %d data frames sent to node %d (%.0f/s), "
+              "%d sent again (%d on SACK evidence, %d timer expiries)"
+              % (done, secs, done / max(secs, 1), frames, rnode, frames / max(secs, 1), rexmit,
+                 fast, tmo))
     for k in saw:
         if total.get(k, 0) <= 0:
             err("%s did not grow on any member: the impairment was not seen" % k)
@@ -496,7 +515,14 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     try:
         if cmd == "snap":
-            snap(args[0], args[1])
+            for ns, out in zip(args[::2], args[1::2]):
+                snap(ns, out)
+            errs = []
+        elif cmd == "reachable":
+            for a in args[1:]:
+                ns, node = a.rsplit(":", 1)
+                wait(ns, "nodes", "next(n for n in j['nodes'] if n['node_id'] == %s)['reachable']"
+                     % node, "true", args[0], "node %s reachable in %s" % (node, ns or "init netns"))
             errs = []
         elif cmd == "wait":
             wait(*args)

@@ -90,22 +90,19 @@ netem_off()
 # impaired I: the run and the checks under impairment I.
 impaired()
 {
-	local i=$1 tag=run$1 n args=() saw t0 secs rc=0 frames msgs
+	local i=$1 tag=run$1 n args=() snaps=() saw t0 rc=0
 	# shellcheck disable=SC2086
 	netem_on ${IMPAIR_NETEM[i]} || return 1
 	for n in "${SENDERS[@]}" $RECV; do
-		ics_snap "${ICS_MEMBER_NS[n]}" "$ICS_TMP/$tag.base$n" || { netem_off; return 1; }
+		snaps+=("${ICS_MEMBER_NS[n]}" "$ICS_TMP/$tag.base$n")
 	done
-	frames=$(link_get "${ICS_MEMBER_NS[1]}" $RECV tx_frames)
+	ics_model snap "${snaps[@]}" || { netem_off; return 1; }
 	t0=$SECONDS
 	stress_start "$tag" $RECV "$SIZE" "$COUNT" "${ICS_CHANNELS[*]}" \
 		1:"${ICS_MEMBER_NS[1]}" 2:"${ICS_MEMBER_NS[2]}"
 	stress_wait
-	secs=$((SECONDS - t0))
+	args+=(--secs $((SECONDS - t0)))
 	netem_off
-	msgs=$(stress_sum "$tag" "done")
-	frames=$(($(link_get "${ICS_MEMBER_NS[1]}" $RECV tx_frames) - frames))
-	info "${IMPAIR_NAME[i]}: $msgs messages done in ${secs}s ($((msgs / (secs ? secs : 1))) msg/s); node 1 sent $frames data frames"
 	for saw in ${IMPAIR_SAW[i]}; do
 		args+=(--saw "$saw")
 	done

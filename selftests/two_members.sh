@@ -88,7 +88,7 @@ both_at_once()
 # frame arriving on DEV, until killed; OUT.ready appears once listening.
 capture_start()
 {
-	ip netns exec "$1" python3 -c '
+	in_ns "$1" python3 -c '
 import socket, struct, sys, os, signal
 dev, out = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
