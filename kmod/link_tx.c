@@ -36,16 +36,16 @@
 #include "ics.h"
 
 #define ICS_RTO_INIT_MS		200
-#define ICS_RTO_MIN_MS		20
+#define ICS_RTO_MIN_MS		8
 #define ICS_RTO_MAX_MS		1000
 #define ICS_CWND_INIT		16
-#define ICS_CWND_MIN		2
+#define ICS_CWND_MIN		4	/* two acks per window: one may be lost */
 #define ICS_VEGAS_ALPHA		1	/* frames queued in the path: grow below */
 #define ICS_VEGAS_BETA		3	/* shrink above */
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
-#define ICS_STARVE		32
+#define ICS_STARVE		32	/* frames a waiting level may be passed over */
 #define ICS_RTO_BURST		32	/* frames resent at once when the RTO fires */
-#define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */	/* frames a waiting level may be passed over */
+#define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */
 #define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
 
@@ -66,6 +66,11 @@ static u32 ics_prio_tc(u8 level)
 	return level <= 4 ? TC_PRIO_BESTEFFORT : TC_PRIO_BULK;
 }
 
+static u32 ics_rto_max(void)
+{
+	return clamp_t(u32, ics_link_timeout_ms / 4, ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
+}
+
 void ics_link_init(struct ics_peer *p)
 {
 	struct ics_link *l = &p->link;
@@ -80,7 +85,7 @@ void ics_link_init(struct ics_peer *p)
 	l->cwnd = ICS_CWND_INIT;
 	l->ssthresh = l->ring_mask + 1;
 	l->round_end = 1;
-	l->rto_ms = ICS_RTO_INIT_MS;
+	l->rto_ms = min_t(u32, ICS_RTO_INIT_MS, ics_rto_max());
 	l->progress = jiffies;
 	skb_queue_head_init(&l->ooo);
 	timer_setup(&l->rtx_timer, ics_rtx_timer, 0);
@@ -102,12 +107,8 @@ static void ics_new_session(struct ics_link *l)
 	l->round_end = 1;
 	l->round_sum_us = 0;
 	l->round_n = 0;
+	l->cwnd_limited = false;
 	l->cwnd = ICS_CWND_INIT;
-}
-
-static u32 ics_rto_max(void)
-{
-	return clamp_t(u32, ics_link_timeout_ms / 4, ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
 }
 
 /* At the RTO, but never after the link's deadline (link_timeout_ms). */
@@ -480,6 +481,14 @@ int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void 
 	return err;
 }
 
+static void ics_rto_update(struct ics_link *l)
+{
+	if (l->srtt_us)
+		l->rto_ms = clamp_t(u32, DIV_ROUND_UP(l->srtt_us + 4 * l->rttvar_us,
+						      USEC_PER_MSEC),
+				    ICS_RTO_MIN_MS, ics_rto_max());
+}
+
 /* RFC 6298, in microseconds; and the least RTTs for ics_round_end(). */
 static void ics_rtt_sample(struct ics_link *l, u64 ns)
 {
@@ -500,8 +509,7 @@ static void ics_rtt_sample(struct ics_link *l, u64 ns)
 		l->rttvar_us = (3 * l->rttvar_us + abs((s32)(l->srtt_us - r))) / 4;
 		l->srtt_us = (7 * l->srtt_us + r) / 8;
 	}
-	l->rto_ms = clamp_t(u32, DIV_ROUND_UP(l->srtt_us + 4 * l->rttvar_us, USEC_PER_MSEC),
-			    ICS_RTO_MIN_MS, ics_rto_max());
+	ics_rto_update(l);
 }
 
 /*
@@ -557,6 +565,11 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 	}
 	l->snd_una = ack + 1;
 	l->progress = jiffies;
+	/*
+	 * New data acknowledged: the path works, undo the RTO backoff (frames
+	 * resent while it grew give no RTT sample to do it otherwise).
+	 */
+	ics_rto_update(l);
 	if (!ics_before(l->snd_una, l->recover) && !ics_before(l->snd_una, l->round_end))
 		ics_round_end(l);
 	if (!ics_inflight(l)) {
