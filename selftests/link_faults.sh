@@ -18,13 +18,18 @@
 #   +-----------------+  +-----------------+
 #
 # Module loaded with link_timeout_ms=$LT (4 s): a link with unacknowledged
-# data and no progress that long fails its messages with ETIMEDOUT.
+# data and no progress that long fails its messages with ETIMEDOUT; and
+# link_window=32, so that the frames in flight at MTU 9000 (288 KB) drain in
+# well under a second at the 8 Mbit/s node 1 sends with (netem rate on its
+# eth0): the rate makes a stream last long enough for the faults to hit it
+# whatever the speed of the machine.
 #
 # Cases, each while node 1 sends to node 2:
 #   - MTU 1500 -> 9000 -> 1500 on both ends: every message delivered once,
 #     in order (test hashes equal), none failed;
 #   - p2 down for 1 s (< link_timeout_ms) and up: the same;
-#   - 16 MiB messages under 10% loss both ways: delivered intact;
+#   - 16 MiB messages under 10% loss both ways (MTU 9000, no rate limit):
+#     delivered intact;
 #   - p2 down for 2.5 x link_timeout_ms: messages fail with ETIMEDOUT,
 #     counted in msgs_failed; every message is done or failed, none
 #     delivered twice or corrupt; the link works again afterwards;
@@ -34,13 +39,16 @@
 #   - node 1 (the sender) unbound: ENETDOWN.
 # Every icsctl send runs under `timeout`: a hang fails its case.
 #
-# ICS_FAULT_COUNT scales the streams (default 1).
+# ICS_FAULT_COUNT scales the streams (default 1), ICS_BIG_COUNT is the
+# number of 16 MiB messages (default 2), ICS_BIG_MTU their MTU (9000).
 
 . "$(dirname "$0")/lib.sh"
 
 LT=4000
 SCALE_COUNT=${ICS_FAULT_COUNT:-1}
 BIG_COUNT=${ICS_BIG_COUNT:-2}
+BIG_MTU=${ICS_BIG_MTU:-9000}
+RATE=8mbit
 N1=""
 N2=""
 
@@ -49,15 +57,24 @@ ktap_set_plan 9
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG link_timeout_ms=$LT && bridge_add 2 && bridge_bind 2 || return 1
+	ics_load hello_ms=$ICS_HELLO_LONG link_timeout_ms=$LT link_window=32 &&
+		bridge_add 2 && bridge_bind 2 || return 1
 	N1=${ICS_MEMBER_NS[1]}
 	N2=${ICS_MEMBER_NS[2]}
+	throttle
+}
+
+# Node 1 sends at $RATE.
+throttle()
+{
+	tc -n "$N1" qdisc replace dev eth0 root netem rate $RATE limit 100000 ||
+		fail "tc netem rate $RATE"
 }
 
 # snaps TAG: snapshots of both members, the base of a case.
 snaps()
 {
-	ics_snap "$N1" "$ICS_TMP/$1.base1" && ics_snap "$N2" "$ICS_TMP/$1.base2"
+	ics_model snap "$N1" "$ICS_TMP/$1.base1" "$N2" "$ICS_TMP/$1.base2"
 }
 
 # started TAG: wait until node 2 received something of the run TAG started.
@@ -114,10 +131,11 @@ mtu_change()
 {
 	local rc=0 f0
 	snaps mtu || return 1
-	stream mtu PRI0 1m $((3000 * SCALE_COUNT)) --mixed
-	stream mtu TEST 1m $((3000 * SCALE_COUNT)) --mixed
-	stream mtu CFS 64k $((400 * SCALE_COUNT))
-	stream mtu DRD 1m $((30 * SCALE_COUNT))
+	# About 25 MB: 25 s at 8 Mbit/s.
+	stream mtu PRI0 1m $((2000 * SCALE_COUNT)) --mixed
+	stream mtu TEST 1m $((2000 * SCALE_COUNT)) --mixed
+	stream mtu CFS 64k $((150 * SCALE_COUNT))
+	stream mtu DRD 1m $((8 * SCALE_COUNT))
 	started mtu || rc=1
 	set_mtu 9000 || rc=1
 	link_mtu_is 9000 || rc=1
@@ -139,8 +157,9 @@ down_short()
 {
 	local rc=0
 	snaps short || return 1
-	stream short KCH 1m $((3000 * SCALE_COUNT)) --mixed
-	stream short CFS 64k $((300 * SCALE_COUNT))
+	# About 10 MB: 10 s at 8 Mbit/s.
+	stream short KCH 1m $((2000 * SCALE_COUNT)) --mixed
+	stream short CFS 64k $((100 * SCALE_COUNT))
 	started short || rc=1
 	ip -n "$NS_BR" link set p2 down || rc=1
 	sleep 1
@@ -155,12 +174,14 @@ big_lossy()
 {
 	local rc=0
 	snaps big || return 1
-	tc -n "$N1" qdisc replace dev eth0 root netem loss 10% limit 10000 &&
-	tc -n "$NS_BR" qdisc replace dev p1 root netem loss 10% limit 10000 || { fail "tc netem"; rc=1; }
+	set_mtu "$BIG_MTU" && link_mtu_is "$BIG_MTU" || rc=1
+	tc -n "$N1" qdisc replace dev eth0 root netem loss 10% limit 100000 &&
+	tc -n "$NS_BR" qdisc replace dev p1 root netem loss 10% limit 100000 || { fail "tc netem"; rc=1; }
 	stream big CFS 16m "$BIG_COUNT"
 	stress_wait
-	tc -n "$N1" qdisc del dev eth0 root
 	tc -n "$NS_BR" qdisc del dev p1 root
+	throttle || rc=1
+	set_mtu 1500 && link_mtu_is 1500 || rc=1
 	delivered big --saw tx_retransmits || rc=1
 	return $rc
 }
@@ -172,7 +193,7 @@ big_lossy()
 failed()
 {
 	local tag=$1 want=$2
-	ics_snap "$N1" "$ICS_TMP/$tag.now1" && ics_snap "$N2" "$ICS_TMP/$tag.now2" || return 1
+	ics_model snap "$N1" "$ICS_TMP/$tag.now1" "$N2" "$ICS_TMP/$tag.now2" || return 1
 	python3 - "$ICS_TMP" "$tag" "$want" <<'EOF'
 import glob, json, sys
 d, tag, want = sys.argv[1:4]
@@ -225,8 +246,10 @@ fault()
 {
 	local tag=$1 ch=$2 want=$3 rc=0 t0
 	snaps "$tag" || return 1
-	stream "$tag" "$ch" 1m $((20000 * SCALE_COUNT)) --mixed
+	# About 15 MB: 15 s at 8 Mbit/s.
+	stream "$tag" "$ch" 1m $((10000 * SCALE_COUNT)) --mixed
 	started "$tag" || rc=1
+	still_running "the fault" || rc=1
 	t0=$SECONDS
 	$4 || rc=1
 	stress_wait
@@ -258,7 +281,7 @@ both_reachable() { wait_reachable "$N1" 2 && wait_reachable "$N2" 1; }
 ics_case "two members on a bridge, reachable" setup || ics_bail "members cannot see each other"
 ics_case "MTU 1500 -> 9000 -> 1500 on both ends mid-stream: nothing lost, duplicated or reordered" mtu_change
 ics_case "link down for 1 s (< link_timeout_ms) mid-stream: nothing lost, duplicated or reordered" down_short
-ics_case "$BIG_COUNT x 16 MiB under 10% loss both ways: delivered intact" big_lossy
+ics_case "$BIG_COUNT x 16 MiB at MTU $BIG_MTU under 10% loss both ways: delivered intact" big_lossy
 ics_case "link down for 2.5 x link_timeout_ms mid-stream: ETIMEDOUT failures counted, no hang, link recovers" \
 	fault long CFSR ETIMEDOUT p2_down_long true
 ics_case "receiver unbound mid-stream: the sender gets ETIMEDOUT failures, not a hang" \
