@@ -35,16 +35,21 @@
 #     rx_dup_frames under duplication, rx_ooo_frames under reordering,
 #     rx_bad_check under corruption.
 #
-# ICS_STRESS_COUNT: messages per channel per sender per impairment (the
-# issue asks for 100000; the default keeps a TCG guest within its time,
-# see the timings this test prints). ICS_STRESS_SIZE: largest message
-# (default 1m). The module gets link_timeout_ms=10000, so that a TCG guest
+# ICS_STRESS_COUNT: messages per channel per sender per impairment; the
+# issue asks for 100000, the default (50) keeps `make check` within its
+# time. Measured in a TCG guest (2 vCPUs, sharing the host with another
+# VM) on 6.12 at ICS_STRESS_COUNT=200, 6400 messages (11772 data frames per
+# sender) per impairment: all at once 202 s, loss 145 s, duplicate 11 s,
+# reorder 25 s, corrupt 13 s; the lossy cases run at 60-80 data frames/s per
+# link, the others at 500-1000. 100000 would take about two days there.
+# The test prints its throughput for each impairment. ICS_STRESS_SIZE:
+# largest message (default 1m). The module gets link_timeout_ms=10000, so that a TCG guest
 # stalled for a moment does not fail a link: this test is about repair, not
 # failure detection (link_faults.sh tests that).
 
 . "$(dirname "$0")/lib.sh"
 
-COUNT=${ICS_STRESS_COUNT:-200}
+COUNT=${ICS_STRESS_COUNT:-50}
 SIZE=${ICS_STRESS_SIZE:-1m}
 SENDERS=(1 2)
 RECV=3
