@@ -441,8 +441,8 @@ case_add "rx_bad_frag: frag_len 0 with msg_len 100" \
 	$F rx_bad_frag 0 -- --len 0 --msg-len 100
 case_add "rx_bad_frag: second fragment disagrees on msg_len" \
 	held_then rx_bad_frag --msg-len 4000 --frag-off 1000 --len 1000
-case_add "rx_bad_frag: second fragment disagrees on channel" \
-	held_then rx_bad_frag --channel 0 --msg-len 3000 --frag-off 1000 --len 1000
+case_add "rx_bad_frag: second fragment disagrees on flags" \
+	held_then rx_bad_frag --flags 1 --msg-len 3000 --frag-off 1000 --len 1000
 case_add "rx_dup_frag: the same fragment twice" \
 	held_then rx_dup_frag --msg-len 3000 --frag-off 0 --len 1000
 case_add "rx_dup_frag: fragment overlapping a held one" \
