@@ -13,6 +13,18 @@ if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
 	echo "$tree"
 	exit 0
 fi
+# One build at a time: a second caller waits for the first, then uses it.
+mkdir -p "$(dirname "$tree")"
+exec 9>"$tree.lock"
+if ! flock -n 9; then
+	echo "debug-kernel: another build of $tree is running; waiting for it" >&2
+	flock 9
+fi
+if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
+	echo "$tree"
+	exit 0
+fi
+echo "debug-kernel: building $tree (once; ~20 min on 2 cores)" >&2
 tarball=/usr/src/linux-source-6.12.tar.xz
 [ -f "$tarball" ] || { echo "debug-kernel: $tarball missing (make deps)" >&2; exit 1; }
 rm -rf "$tree"

@@ -6,6 +6,8 @@
 # shared with the host):
 #   ktap.log   the runner's KTAP output (also printed on stdout)
 #   dmesg.log  the guest kernel log after the tests
+#   kmemleak.log  kmemleak's suspects after the tests (kernels with kmemleak;
+#              scripts/vmtest.sh judges them)
 #   done       "ICS-VMTEST-END rc=N" once everything above is written
 #
 # Usage: vm-guest.sh RESDIR [TEST.sh...]   (default: TEST_PROGS of selftests/Makefile)
@@ -22,7 +24,30 @@ stage=$res/stage
 export ICS_KO=${ICS_KO:-$stage/kmod/ics.ko}
 [ -x "$res/stage/user/icstat" ] && PATH=$res/stage/user:$PATH
 export PATH=$PATH:$root/user
+# Settings from the host (scripts/vmtest.sh): ICS_TIMEOUT_SCALE, and
+# VMTEST_TEST_TIMEOUT, which overrides the per-test limit of our "settings".
+# shellcheck source=/dev/null
+[ -r "$res/stage/env" ] && . "$res/stage/env"
 export ICS_TIMEOUT_SCALE=${ICS_TIMEOUT_SCALE:-3}
+if [ -n "${VMTEST_TEST_TIMEOUT:-}" ]; then
+	export kselftest_override_timeout=$VMTEST_TEST_TIMEOUT
+fi
+
+# kmemleak (debug kernels): no automatic scan while the tests run (its log
+# lines would land in a test's kernel log); scan once now and forget what
+# boot left behind, so the scan after the tests shows only their suspects.
+kmemleak=/sys/kernel/debug/kmemleak
+if [ ! -e /sys/kernel/debug/kmemleak ] && grep -q debugfs /proc/filesystems; then
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+fi
+if [ -w $kmemleak ]; then
+	echo "# kmemleak: scan=off, scan and clear before the tests"
+	echo scan=off > $kmemleak
+	echo scan > $kmemleak
+	echo clear > $kmemleak
+else
+	kmemleak=
+fi
 
 tests=("$@")
 if [ ${#tests[@]} = 0 ]; then
@@ -49,6 +74,19 @@ cd "$base/ics" || exit 1
 	run_many "${progs[@]}"
 ) 2>&1 | tee "$res/ktap.log"
 rc=${PIPESTATUS[0]}
+
+# kmemleak reports objects older than 5 s that stayed unreferenced over two
+# scans.
+if [ -n "$kmemleak" ]; then
+	t0=$SECONDS
+	sleep 6
+	echo scan > $kmemleak
+	sleep 5
+	echo scan > $kmemleak
+	cat $kmemleak > "$res/kmemleak.log"
+	cat /proc/modules > "$res/modules.log"
+	echo "# kmemleak: $(grep -c '^unreferenced object' "$res/kmemleak.log") suspect(s) after the tests; scans took $((SECONDS - t0))s"
+fi
 
 dmesg > "$res/dmesg.log"
 sync
