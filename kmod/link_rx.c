@@ -51,9 +51,7 @@ static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 	if (f.off == 0 && skb->len == f.msg_len) {
 		ics_count_rx_frame(in, f.frame_len);
 		ics_deliver(p, f.channel, f.flags, f.msg_id, skb);
-	} else if (ics_reasm_rcv(p->b, p, skb, &f)) {
-		ics_count_rx_frame(in, f.frame_len);
-	} else {
+	} else if (!ics_reasm_rcv(p->b, p, skb, &f)) {
 		return false;
 	}
 	p->link.rx_frames++;

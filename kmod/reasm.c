@@ -150,6 +150,7 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		ics_count(in, ICS_STAT_RX_DUP_FRAG);
 		goto drop;
 	}
+	ics_count_rx_frame(in, f->frame_len);	/* only frames that passed */
 	r->truesize += skb->truesize;
 	r->have += skb->len;
 	if (r->have == r->msg_len) {
