@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: ics latency and throughput against TCP (and TIPC) on the
+# same veth, in one VM boot (scripts/bench-guest.sh). Prints a Markdown
+# table and writes it, with the command, kernel and date, to
+# build/bench/results.md (raw results: build/bench/results.jsonl).
+#
+# Environment:
+#   BENCH_KVER        kernel (default: the installed 6.12.*-amd64)
+#   BENCH_MTUS        veth MTUs, one run each (default "9000 1500")
+#   BENCH_PINGS       round trips per latency measurement (default 2000)
+#   BENCH_BULK_MSGS   1 MiB messages per throughput run (default 256)
+#   BENCH_TIMEOUT     seconds before the VM is killed (default 3600)
+#   ICS_KVM=1         use KVM instead of TCG, where KVM works
+#
+# The VM runs under TCG by default (KVM cannot boot a stock kernel on the
+# machines this was written on): absolute numbers are those of an emulated
+# CPU and mean little; the ratios between ics and TCP, measured on the same
+# link in the same boot, are the figures to read.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd -P)
+kver=${BENCH_KVER:-$(cd /lib/modules && ls -d 6.12.*-amd64 2>/dev/null | head -n1)}
+[ -n "$kver" ] || { echo "bench: no 6.12 kernel installed (make deps)" >&2; exit 1; }
+ko=$root/build/$kver/kmod/ics.ko
+[ -r "$ko" ] || { echo "bench: $ko missing (make modules)" >&2; exit 1; }
+for t in icsctl icstat; do
+	[ -x "$root/user/$t" ] || { echo "bench: user/$t missing (make user)" >&2; exit 1; }
+done
+command -v vng >/dev/null || { echo "bench: vng not installed (make deps)" >&2; exit 1; }
+
+res=$root/build/bench
+rm -rf "$res"
+mkdir -p "$res/stage"
+cp "$ko" "$root/user/icsctl" "$root/user/icstat" "$res/stage/"
+gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" ||
+	{ echo "bench: building bench-peer failed" >&2; exit 1; }
+{
+	echo "BENCH_MTUS='${BENCH_MTUS:-9000 1500}'"
+	echo "BENCH_PINGS=${BENCH_PINGS:-2000}"
+	echo "BENCH_BULK_MSGS=${BENCH_BULK_MSGS:-256}"
+} > "$res/stage/env"
+
+accel=--disable-kvm
+[ "${ICS_KVM:-0}" = 1 ] && accel=
+date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
+rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+echo "bench: booting $kver (${accel:-KVM}), results in ${res#$root/}"
+t0=$SECONDS
+timeout --foreground -k 30 "${BENCH_TIMEOUT:-3600}" \
+	vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 2 --memory 2G \
+	--rwdir "$res" -- bash "$root/scripts/bench-guest.sh" "$res" \
+	< /dev/null 2>&1 | tee "$res/console.log" | grep --line-buffered '^bench: '
+wall=$((SECONDS - t0))
+if ! grep -q ICS-BENCH-END "$res/done" 2>/dev/null; then
+	echo "bench: the guest did not finish (see ${res#$root/}/console.log)" >&2
+	exit 1
+fi
+
+BENCH_ENV=$(env | grep -E '^(BENCH_[A-Z_]+|ICS_KVM)=' | sort | tr '\n' ' ')
+export BENCH_ENV
+python3 - "$res" "$kver" "$date_utc" "$rev" "${accel:-KVM}" "$wall" \
+	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" <<'PYEOF'
+import json, os, sys
+res, kver, date, rev, accel, wall, cpu = sys.argv[1:]
+rows = [json.loads(l) for l in open(os.path.join(res, "results.jsonl")) if l.strip()]
+R = {}
+for r in rows:
+    R[(r["mtu"], r["test"])] = r["data"]
+mtus = sorted({m for m, _ in R}, reverse=True)
+
+def us(d, k):
+    try:
+        return d[k] / 1000.0
+    except (TypeError, KeyError):
+        return None
+def rtt(d):
+    # icsctl -j puts the percentiles in "rtt"; bench-peer at the top level.
+    return d.get("rtt", d) if isinstance(d, dict) else None
+def fmt(v, unit=""):
+    return "—" if v is None else ("%.0f%s" % (v, unit) if v >= 100 else "%.1f%s" % (v, unit))
+def ratio(a, b):
+    return "—" if a is None or b in (None, 0) else "%.2f" % (a / b)
+def mbs(d):
+    if not isinstance(d, dict) or d.get("ok") is False:
+        return None
+    return d.get("mb_s")
+
+lines = []
+lines.append("| MTU | measurement | ics | TCP | TIPC | ics/TCP |")
+lines.append("|----:|-------------|----:|----:|-----:|--------:|")
+notes = []
+for m in mtus:
+    g = lambda t: R.get((m, t))
+    for label, key in (("p50", "p50_ns"), ("p99", "p99_ns")):
+        i, t, p = (us(rtt(g(x)), key) for x in ("ics_ping_idle", "tcp_ping_idle", "tipc_ping_idle"))
+        lines.append("| %d | 64 B round trip %s, idle (µs) | %s | %s | %s | %s |"
+                     % (m, label, fmt(i), fmt(t), fmt(p), ratio(i, t)))
+    for label, key in (("p50", "p50_ns"), ("p99", "p99_ns")):
+        i, t = us(rtt(g("ics_ping_loaded")), key), us(rtt(g("tcp_ping_loaded")), key)
+        lines.append("| %d | 64 B round trip %s, behind a 1 MiB bulk stream (µs) | %s | %s | — | %s |"
+                     % (m, label, fmt(i), fmt(t), ratio(i, t)))
+    for label, key in (("p50", "p50_ns"), ("p99", "p99_ns")):
+        li, ii = us(rtt(g("ics_ping_loaded")), key), us(rtt(g("ics_ping_idle")), key)
+        lt, it = us(rtt(g("tcp_ping_loaded")), key), us(rtt(g("tcp_ping_idle")), key)
+        lines.append("| %d | loaded/idle round trip %s (goal for ics ≤ 2) | %s | %s | — | |"
+                     % (m, label, ratio(li, ii), ratio(lt, it)))
+    s = g("ics_stream_during_ping")
+    if s:
+        notes.append("MTU %d: the background ics stream moved %s MB/s while the loaded pings ran."
+                     % (m, fmt(s.get("mb_s"))))
+    i, t, p = mbs(g("ics_bulk")), mbs(g("tcp_bulk")), mbs(g("tipc_bulk"))
+    lines.append("| %d | 1 MiB messages, throughput (MB/s) | %s | %s | %s | %s |"
+                 % (m, fmt(i), fmt(t), fmt(p), ratio(i, t)))
+    v = g("tipc_bulk_veth")
+    if v and mbs(g("tipc_bulk")):
+        notes.append("MTU %d: during the TIPC bulk run the veth carried %.0f%% of the bytes sent%s."
+                     % (m, 100.0 * v["tx_bytes"] / max(1, g("tipc_bulk")["bytes"]),
+                        "" if v["tx_bytes"] >= g("tipc_bulk")["bytes"] else
+                        ": TIPC passed the rest between the namespaces directly, so its figure is not a veth figure"))
+    i, t = mbs(g("ics_bulk_loss")), mbs(g("tcp_bulk_loss"))
+    lines.append("| %d | the same, netem loss 1%% on the sender (MB/s) | %s | %s | — | %s |"
+                 % (m, fmt(i), fmt(t), ratio(i, t)))
+    for name in ("ics_bulk", "ics_bulk_loss"):
+        d = g(name)
+        if isinstance(d, dict) and not d.get("ok"):
+            notes.append("MTU %d: %s did not deliver every message (received %s of %s; reply %s)."
+                         % (m, name, d.get("received"), d.get("msgs"), json.dumps(d.get("reply"))))
+    for name in ("ics_ping_idle", "ics_ping_loaded"):
+        d = g(name)
+        if isinstance(d, dict) and (d.get("failed") or d.get("errno")):
+            notes.append("MTU %d: %s: %d failed, errno %s." % (m, name, d.get("failed", 0), d.get("errno")))
+        if d is None:
+            notes.append("MTU %d: %s: no result (see console.log)." % (m, name))
+
+head = """# ics benchmark
+
+- command: `make bench` (scripts/bench.sh%s)
+- date: %s; tree: %s
+- guest kernel: %s, 2 vCPUs, 2 GiB, %s (virtme-ng); host CPU: %s, %s cores
+- VM wall time: %s s
+- one VM boot; two network namespaces joined by one veth pair per MTU; ics
+  node 1 sends to node 2; TCP and TIPC use the same veth. Round trips: ics
+  `icsctl send --ping` (in-kernel generator, timed in the kernel), TCP/TIPC
+  scripts/bench-peer.c (user space, two system calls per side per round
+  trip). Throughput: wall clock of `icsctl send --wait` of the 1 MiB
+  messages until every one is acknowledged, and of bench-peer sending the
+  same bytes until the receiver has counted them all.
+""" % ("".join(" " + e for e in os.environ.get("BENCH_ENV", "").split()), date, rev,
+       kver, accel, cpu, os.cpu_count(), wall)
+text = head + "\n" + "\n".join(lines) + "\n"
+if notes:
+    text += "\n" + "\n".join("- " + n for n in notes) + "\n"
+open(os.path.join(res, "results.md"), "w").write(text)
+print(text)
+PYEOF
