@@ -83,7 +83,7 @@ void ics_bind_mtu_changed(struct ics_net *in)
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rtnl_dereference(b->peers[node]);
 		if (p)
-			ics_link_mtu_check(p);
+			ics_link_push(p);	/* resends what no longer fits */
 	}
 }
 

@@ -29,7 +29,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool fresh, struct sk
 	mtu = ntohl(hello.mtu);
 	if (mtu >= ICS_MIN_MTU && mtu != READ_ONCE(p->link.peer_mtu)) {
 		WRITE_ONCE(p->link.peer_mtu, mtu);
-		ics_link_mtu_check(p);	/* frames in flight may be too big now */
+		ics_link_push(p);	/* frames in flight may be too big now */
 	}
 	if (fresh && !(ntohl(hello.flags) & ICS_HF_REPLY))
 		ics_hello_send(b, p->node_id, ICS_HF_REPLY, GFP_ATOMIC);

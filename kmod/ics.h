@@ -39,6 +39,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/jhash.h>
+#include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -235,6 +236,12 @@ extern unsigned long ics_chan_queue_max;
 /* main.c */
 struct ics_net *ics_net(const struct net *net);
 
+/* Frames in flight per link: link_window (checked at load) to a power of 2. */
+static inline u32 ics_window_frames(void)
+{
+	return roundup_pow_of_two(ics_link_window);
+}
+
 /* bind.c */
 int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluster_id,
 	     struct netlink_ext_ack *extack);
@@ -298,7 +305,6 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		      const struct ics_wire_ack *sack);
 void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
 void ics_link_fail(struct ics_peer *p, int err);
-void ics_link_mtu_check(struct ics_peer *p);
 void ics_link_destroy(struct ics_peer *p);
 void ics_rtx_timer(struct timer_list *t);
 

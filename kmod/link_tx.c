@@ -121,8 +121,7 @@ static void ics_rtx_arm(struct ics_link *l)
 }
 
 /* Take @m off the link's books and onto @out, to be finished. */
-static void ics_msg_retire(struct ics_net *in, struct ics_link *l, struct ics_msg *m,
-			   struct list_head *out)
+static void ics_msg_retire(struct ics_link *l, struct ics_msg *m, struct list_head *out)
 {
 	u64 cost = ICS_MSG_COST(m->len);
 
@@ -157,12 +156,12 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 	int ch;
 
 	list_for_each_entry_safe(m, tmp, &l->sent, list) {
-		ics_msg_retire(in, l, m, out);
+		ics_msg_retire(l, m, out);
 		l->msgs_failed++;
 	}
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
 		list_for_each_entry_safe(m, tmp, &l->q[ch].pending, list) {
-			ics_msg_retire(in, l, m, out);
+			ics_msg_retire(l, m, out);
 			l->msgs_failed++;
 		}
 	}
@@ -354,11 +353,6 @@ void ics_link_push(struct ics_peer *p)
 	spin_lock_bh(&p->link.tx_lock);
 	ics_push_locked(p);
 	spin_unlock_bh(&p->link.tx_lock);
-}
-
-void ics_link_mtu_check(struct ics_peer *p)
-{
-	ics_link_push(p);
 }
 
 static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
@@ -558,7 +552,7 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 	for (seq = l->snd_una; seq != ack + 1; seq++) {
 		f = ics_fr(l, seq);
 		if (f->last) {
-			ics_msg_retire(p->b->in, l, f->msg, done);
+			ics_msg_retire(l, f->msg, done);
 			l->msgs_done++;
 		}
 		f->msg = NULL;

@@ -101,8 +101,7 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 	if (nla_put_u32(msg, ICS_A_MSG_MAX, ICS_MSG_MAX) ||
 	    nla_put_u32(msg, ICS_A_HELLO_MS, ics_hello_ms) ||
 	    nla_put_u32(msg, ICS_A_LINK_TIMEOUT_MS, ics_link_timeout_ms) ||
-	    nla_put_u32(msg, ICS_A_LINK_WINDOW,
-			roundup_pow_of_two(clamp_t(u32, ics_link_window, 4, ICS_WINDOW_MAX))) ||
+	    nla_put_u32(msg, ICS_A_LINK_WINDOW, ics_window_frames()) ||
 	    nla_put_u64_64bit(msg, ICS_A_RESET_AGE_MS, ics_ms_since(READ_ONCE(in->reset_time)),
 			      ICS_A_PAD) ||
 	    ics_nl_put_stats(msg, in))

@@ -12,7 +12,7 @@
 
 static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr)
 {
-	u32 ring = roundup_pow_of_two(clamp_t(u32, ics_link_window, 4, ICS_WINDOW_MAX));
+	u32 ring = ics_window_frames();
 	struct ics_peer *p = kzalloc(sizeof(*p), GFP_ATOMIC);
 
 	if (!p)

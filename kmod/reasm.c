@@ -182,14 +182,16 @@ void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_fl
 		    !time_after(jiffies, READ_ONCE(p->last_heard) + timeout))
 			return;
 		/*
-		 * Fragments we dropped were acknowledged: the sender must not
-		 * go on in this session. Its next frame gets a RESET, and it
-		 * resends the incomplete messages in a new one.
+		 * The fragments we drop were acknowledged: the sender must not
+		 * go on in this session. Forget it (which flushes us with
+		 * ICS_REASM_ALL); its next frame gets a RESET, and it resends
+		 * the incomplete messages in a new one.
 		 */
-		p->link.rx_refuse = p->link.rx_sess;
-		p->link.rx_sess = 0;
-		p->link.rcv_nxt = 0;
-		__skb_queue_purge(&p->link.ooo);
+		u32 sess = p->link.rx_sess;
+
+		__ics_link_rx_reset(p, false);
+		p->link.rx_refuse = sess;
+		return;
 	}
 	list_for_each_entry_safe(r, tmp, &p->reasm, list) {
 		ics_reasm_free(b, p, r);
