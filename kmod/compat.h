@@ -25,16 +25,4 @@
 } while (0)
 #endif
 
-/*
- * CRC32C (Castagnoli) as RFC 3720 defines it: 6.1 and 6.12 have the library
- * routine built in (CONFIG_CRC32=y) as __crc32c_le(); 6.15 renamed it crc32c().
- */
-#include <linux/crc32.h>
-#define ics_crc32c_raw(crc, p, len)	__crc32c_le(crc, p, len)
-
-static inline u32 ics_crc32c(const void *p, size_t len)
-{
-	return ~ics_crc32c_raw(~0U, p, len);
-}
-
 #endif /* _ICS_COMPAT_H */

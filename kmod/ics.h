@@ -288,6 +288,11 @@ static inline bool ics_before(u32 a, u32 b)
 	return (s32)(a - b) < 0;
 }
 
+/* crc.c */
+int ics_crc_init(void);
+void ics_crc_exit(void);
+u32 ics_frame_crc(const struct ics_wire_hdr *h, const void *payload, unsigned int len);
+
 /* tx.c: building and sending single frames */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
 				gfp_t gfp);

@@ -117,13 +117,8 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 static bool ics_check_ok(const struct sk_buff *skb, u16 frag_len)
 {
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
-	static const u8 zero[sizeof(h->check)];
-	u32 crc;
 
-	crc = ics_crc32c_raw(~0U, skb->data, offsetof(struct ics_wire_hdr, check));
-	crc = ics_crc32c_raw(crc, zero, sizeof(zero));
-	crc = ics_crc32c_raw(crc, skb->data + ICS_HDR_LEN, frag_len);
-	return ~crc == ntohl(h->check);
+	return ics_frame_crc(h, h + 1, frag_len) == ntohl(h->check);
 }
 
 static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)

@@ -24,33 +24,85 @@ u32 ics_pattern_seed(u8 src, u8 channel, u32 msg_id, u32 len)
 	return jhash_3words(msg_id, len, (u32)src << 8 | channel, 0x1c5);
 }
 
+/*
+ * The pattern is a stream of little-endian u32 words: word k (bytes 4k to
+ * 4k + 3 of the message) is (k + 1) * 0x9E3779B1 ^ seed. Fill and check
+ * work a word at a time; they run for every generator byte, in the
+ * receive path too.
+ */
+static inline u32 ics_pattern_word(u32 seed, u32 k)
+{
+	return (k + 1) * 0x9E3779B1u ^ seed;
+}
+
 static inline u8 ics_pattern_byte(u32 seed, u32 i)
 {
-	return ((i / 4 + 1) * 0x9E3779B1u ^ seed) >> (8 * (i % 4));
+	return ics_pattern_word(seed, i / 4) >> (8 * (i % 4));
+}
+
+/* memcpy() of 4 bytes: an unaligned load or store, on any kernel version. */
+static inline u32 ics_load_le32(const u8 *p)
+{
+	__le32 w;
+
+	memcpy(&w, p, sizeof(w));
+	return le32_to_cpu(w);
+}
+
+static inline void ics_store_le32(u8 *p, u32 v)
+{
+	__le32 w = cpu_to_le32(v);
+
+	memcpy(p, &w, sizeof(w));
 }
 
 void ics_pattern_fill(u32 seed, u8 *to, u32 off, u32 n)
 {
-	u32 i;
+	u32 i = 0;
 
-	for (i = 0; i < n; i++)
+	for (; i < n && (off + i) % 4; i++)
+		to[i] = ics_pattern_byte(seed, off + i);
+	for (; i + 4 <= n; i += 4)
+		ics_store_le32(to + i, ics_pattern_word(seed, (off + i) / 4));
+	for (; i < n; i++)
 		to[i] = ics_pattern_byte(seed, off + i);
 }
 
+/* Do the @n bytes at @p hold the pattern from message offset @off? */
+static bool ics_pattern_cmp(u32 seed, const u8 *p, u32 off, u32 n)
+{
+	u32 i = 0;
+
+	for (; i < n && (off + i) % 4; i++)
+		if (p[i] != ics_pattern_byte(seed, off + i))
+			return false;
+	for (; i + 4 <= n; i += 4)
+		if (ics_load_le32(p + i) != ics_pattern_word(seed, (off + i) / 4))
+			return false;
+	for (; i < n; i++)
+		if (p[i] != ics_pattern_byte(seed, off + i))
+			return false;
+	return true;
+}
+
+/* Every byte of @skb (linear part, pages, frag_list), in place. */
 bool ics_pattern_check(struct sk_buff *skb, u32 seed)
 {
-	u8 buf[256];
-	u32 off, n, i;
+	struct skb_seq_state st;
+	const u8 *p;
+	u32 off = 0, n;
+	bool ok = true;
 
-	for (off = 0; off < skb->len; off += n) {
-		n = min_t(u32, sizeof(buf), skb->len - off);
-		if (skb_copy_bits(skb, off, buf, n))
-			return false;
-		for (i = 0; i < n; i++)
-			if (buf[i] != ics_pattern_byte(seed, off + i))
-				return false;
+	skb_prepare_seq_read(skb, 0, skb->len, &st);
+	while ((n = skb_seq_read(off, &p, &st)) != 0) {
+		if (!ics_pattern_cmp(seed, p, off, n)) {
+			ok = false;
+			break;
+		}
+		off += n;
 	}
-	return true;
+	skb_abort_seq_read(&st);
+	return ok && off == skb->len;
 }
 
 /*

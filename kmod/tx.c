@@ -58,8 +58,7 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 	unsigned int len = skb->len;
 	int err;
 
-	h->check = 0;
-	h->check = htonl(ics_crc32c(h, len));
+	h->check = htonl(ics_frame_crc(h, h + 1, len - ICS_HDR_LEN));
 	skb->dev = b->dev;
 	skb->protocol = htons(ICS_ETH_P);
 	skb->priority = prio;
