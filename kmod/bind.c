@@ -6,7 +6,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/if_arp.h>
-#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
@@ -48,9 +47,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->seq = ++in->bind_seq;
 	b->node_id = node_id;
 	b->cluster_id = cluster_id;
-	do
-		b->incarnation = get_random_u32();
-	while (!b->incarnation);
+	b->incarnation = ics_member_incarnation(in);
 	spin_lock_init(&b->peers_lock);
 	timer_setup(&b->timer, ics_timer, 0);
 	b->pt.type = htons(ICS_ETH_P);
@@ -62,10 +59,9 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	atomic_inc(&in->gen);
 	dev_add_pack(&b->pt);
 
-	pr_info("bound to %s as node %u of cluster %u (mtu %u)\n",
-		dev->name, node_id, cluster_id, dev->mtu);
-	ics_hello_send(b, ICS_NODE_BROADCAST, 0, GFP_KERNEL);
-	mod_timer(&b->timer, jiffies + msecs_to_jiffies(ics_hello_ms));
+	pr_info("bound to %s as node %u of cluster %u (mtu %u, incarnation %u)\n",
+		dev->name, node_id, cluster_id, dev->mtu, b->incarnation);
+	ics_member_bind(b);	/* first heartbeat, and the timer */
 	return 0;
 }
 
@@ -79,7 +75,7 @@ void ics_bind_mtu_changed(struct ics_net *in)
 	ASSERT_RTNL();
 	if (!b)
 		return;
-	ics_hello_send(b, ICS_NODE_BROADCAST, 0, GFP_KERNEL);
+	ics_member_announce(b);
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rtnl_dereference(b->peers[node]);
 		if (p)
@@ -91,8 +87,9 @@ void ics_bind_mtu_changed(struct ics_net *in)
  * Unpublish, then wait: dev_remove_pack() waits for receivers in flight and
  * synchronize_net() for senders (they use the binding only inside RCU
  * read-side sections, see ics_link_send()). After that only the timers can
- * reach the binding; they are stopped before the peers' links fail what they
- * hold (ENETDOWN) and everything is freed.
+ * reach the binding; they are stopped, a LEAVING heartbeat tells the others
+ * not to wait for us to fall silent, the peers' links fail what they hold
+ * (ENETDOWN) and everything is freed.
  */
 int ics_unbind(struct ics_net *in, const char *why)
 {
@@ -108,10 +105,13 @@ int ics_unbind(struct ics_net *in, const char *why)
 	dev_remove_pack(&b->pt);
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
+	if (netif_running(b->dev))
+		ics_member_leave(b);	/* after the last heartbeat of the timer */
 	wake_up_all(&in->send_wq);	/* blocked senders see the instance unbound */
 
 	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
 	ics_peers_free(b);
+	ics_member_unbind(in, b);
 	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem));
 	netdev_put(b->dev, &b->dev_tracker);
 	kfree(b);

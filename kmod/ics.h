@@ -13,10 +13,11 @@
  *                      unpublishes it, waits for every reader (dev_remove_pack()
  *                      and synchronize_net()), stops its timers, fails what
  *                      its links still hold, then frees it and its peers.
- *   struct ics_peer    a node heard on the bound NIC, with the link to it
- *                      (both directions, struct ics_link). Created by the
- *                      receive path, lives until unbind; a node that moves to
- *                      a new MAC keeps its peer.
+ *   struct ics_peer    a node heard on the bound NIC, its membership state
+ *                      and the link to it (both directions, struct
+ *                      ics_link). Created by the receive path, lives until
+ *                      unbind, whatever its state (down and left included);
+ *                      a node that comes back from a new MAC keeps its peer.
  *   struct ics_msg     a message on a link's send side, from ics_send_msg()
  *                      until every frame is acknowledged or it fails; then its
  *                      sender is told, exactly once, and it is freed.
@@ -25,9 +26,15 @@
  *   RTNL               bind/unbind, the netdev notifier
  *   stats_lock         the reset baseline (taken under RTNL)
  *   reg_lock, ping_lock  handler registration; one ping run at a time
+ *   member_lock        the membership view of an instance (member.c): every
+ *                      peer's state and heartbeat fields, the generation,
+ *                      quorum, the event queue. Taken per heartbeat, per
+ *                      timer tick and per view change, never per data frame.
  *   peer->lock         the receive side of a link: rcv_nxt, the out-of-order
- *                      queue, reassembly, incarnation. Held while a message
- *                      is delivered, which is what keeps delivery in order.
+ *                      queue, reassembly; incarnation and state are written
+ *                      under it too (and member_lock), so a frame checked
+ *                      under it belongs to the peer as it is now. Held while
+ *                      a message is delivered, which keeps delivery in order.
  *   link->tx_lock      the send side of a link: queues, window, RTT. May be
  *                      taken under any peer->lock (a handler that replies
  *                      from its rcv()), never the other way round.
@@ -42,11 +49,13 @@
 #include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/notifier.h>
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <net/ics.h>
 
 #include "compat.h"
@@ -56,6 +65,7 @@
 #define ICS_ACK_LEN	sizeof(struct ics_wire_ack)
 #define ICS_RX_WINDOW	ICS_SACK_BITS	/* frames a receiver holds past a gap */
 #define ICS_WINDOW_MAX	ICS_SACK_BITS	/* frames in flight per link, at most */
+#define ICS_EVENT_RING	128		/* membership events waiting for the worker */
 
 /* Every counter is a u64 so that summing and resetting are one loop. */
 struct ics_dir_stats {
@@ -110,6 +120,19 @@ struct ics_net {
 	/* test hashes: tx under the link's tx_lock, rx under peer->lock */
 	u32 tx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
 	u32 rx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
+
+	/* membership (member.c); member_lock unless said otherwise */
+	spinlock_t member_lock;
+	u32 hb_ms, hb_misses, votes, expected_cfg;	/* tunables: READ_ONCE to read */
+	u32 generation;			/* +1 per view change; never goes back */
+	u32 last_incarnation;		/* RTNL: the last one we bound with */
+	u32 peak_votes;			/* most votes present at once since bind */
+	u32 cur_votes, expected, quorum;
+	bool has_quorum;
+	struct ics_event *ev_ring;	/* ICS_EVENT_RING entries */
+	u32 ev_head, ev_tail, ev_lost;
+	struct work_struct ev_work;	/* emits the queued events, in order */
+	struct blocking_notifier_head notifier;	/* in-kernel event listeners */
 };
 
 struct ics_bind {
@@ -121,7 +144,11 @@ struct ics_bind {
 	u8 node_id;
 	u32 cluster_id;
 	u32 incarnation;
-	struct timer_list timer;	/* hello and reassembly expiry */
+	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
+	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
+	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
+	u64 conflict_ns;		/* member_lock: last conflict event for our id */
+	u64 bound_ns;			/* when bound (CLOCK_MONOTONIC) */
 	atomic_long_t reasm_mem;	/* truesize held in reassembly */
 	spinlock_t peers_lock;		/* creating peers */
 	struct ics_peer __rcu *peers[ICS_MAX_NODES + 1];
@@ -193,12 +220,33 @@ struct ics_peer {
 	struct ics_bind *b;
 	u8 node_id;
 	u8 addr[ETH_ALEN];		/* changes only when the node moves */
-	unsigned long last_heard;	/* jiffies; READ_ONCE/WRITE_ONCE */
-	u32 incarnation;		/* under lock */
+	u64 last_heard_ns;		/* its last frame taken; READ_ONCE/WRITE_ONCE */
+	u32 incarnation;		/* written under member_lock and lock */
+	u8 state;			/* enum ics_member_state, written likewise */
 	spinlock_t lock;		/* receive side, see struct ics_link */
 	struct list_head reasm;
 	unsigned int nr_reasm;
 	bool dead;			/* unbinding: take nothing more */
+
+	/* membership: member_lock */
+	u8 reason;			/* enum ics_reason of the last change */
+	u8 votes;
+	bool sees_us;			/* its last heartbeat listed us */
+	bool told;			/* we sent it a heartbeat listing it */
+	bool moved;			/* came back from another MAC */
+	bool echo_pending;		/* its last heartbeat is not echoed yet */
+	u32 hb_ms;			/* its heartbeat interval */
+	u32 hb_seq;			/* its last periodic heartbeat's number */
+	u32 hb_rtt_us;
+	u32 echo_ts_us;			/* its last heartbeat's clock */
+	u64 echo_rx_ns;			/* when that heartbeat arrived */
+	u64 since_ns;			/* last state change */
+	u64 reply_ns;			/* our last answer to it */
+	u64 hb_rx, hb_missed;
+	u64 conflicts;			/* frames of another MAC claiming its id */
+	u8 conflict_addr[ETH_ALEN];
+	u64 conflict_ns;		/* last conflict event for it */
+
 	struct ics_link link;
 };
 
@@ -224,8 +272,11 @@ struct ics_hdr_args {
 	u32 msg_id, msg_len, off;
 };
 
-/* Module parameters (main.c). */
-extern unsigned int ics_hello_ms;
+/* Module parameters (main.c): defaults of every new instance. */
+extern unsigned int ics_heartbeat_ms;
+extern unsigned int ics_heartbeat_misses;
+extern unsigned int ics_votes;
+extern unsigned int ics_expected_votes;
 extern unsigned int ics_reasm_timeout_ms;
 extern unsigned long ics_reasm_mem_max;
 extern unsigned int ics_link_timeout_ms;
@@ -298,7 +349,7 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 				gfp_t gfp);
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
 u32 ics_link_mtu(const struct ics_peer *p);
-void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp);
+void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h, gfp_t gfp);
 void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 
 /* link_tx.c: the send side of a link */
@@ -314,7 +365,7 @@ void ics_link_destroy(struct ics_peer *p);
 void ics_rtx_timer(struct timer_list *t);
 
 /* link_rx.c: the receive side of a link */
-void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 seq);
+void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 sess, u32 seq);
 void ics_link_ack_send(struct ics_peer *p);
 void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
@@ -325,7 +376,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb);
 
 /* peer.c */
-struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr, bool *created);
+struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr);
 void ics_peers_free(struct ics_bind *b);
 
 /* reasm.c */
@@ -358,10 +409,55 @@ enum ics_reasm_flush {
 void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how);
 void ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how);
 
-/* hello.c */
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, bool fresh, struct sk_buff *skb,
-		   u32 frame_len);
+/*
+ * Nanoseconds since @p's last frame, as of @now; 0 when a frame taken on
+ * another CPU after @now was read made it newer (a plain u64 difference
+ * would then wrap to "silent for centuries").
+ */
+static inline u64 ics_silent_ns(const struct ics_peer *p, u64 now)
+{
+	s64 d = now - READ_ONCE(p->last_heard_ns);
+
+	return d > 0 ? d : 0;
+}
+
+/* @p was heard at @now: last_heard_ns only moves forward. */
+static inline void ics_heard(struct ics_peer *p, u64 now)
+{
+	if ((s64)(now - READ_ONCE(p->last_heard_ns)) > 0)
+		WRITE_ONCE(p->last_heard_ns, now);
+}
+
+/* member.c */
+static inline bool ics_live(u8 state)
+{
+	return state == ICS_MEMBER_JOINING || state == ICS_MEMBER_UP;
+}
+
+int ics_member_init(struct ics_net *in);
+void ics_member_exit(struct ics_net *in);
+u32 ics_member_incarnation(struct ics_net *in);
+void ics_member_bind(struct ics_bind *b);
+void ics_member_leave(struct ics_bind *b);
+void ics_member_unbind(struct ics_net *in, struct ics_bind *b);
+void ics_member_announce(struct ics_bind *b);
+void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *misses,
+			     const u32 *votes, const u32 *expected);
+void ics_member_conflict(struct ics_bind *b, struct ics_peer *p, u8 node, const u8 *addr);
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, u32 frame_len,
+		   u32 inc);
 void ics_timer(struct timer_list *t);
+
+/* A copy of one member's view entry (netlink.c), taken under member_lock. */
+struct ics_member_info {
+	u8 node, state, reason, votes;
+	bool self, sees_us, reachable;
+	u8 addr[ETH_ALEN], conflict_addr[ETH_ALEN];
+	u32 incarnation, hb_ms, hb_rtt_us;
+	u64 since_ns, last_heard_ns, hb_rx, hb_missed, conflicts;
+};
+
+bool ics_member_info(struct ics_net *in, unsigned int idx, struct ics_member_info *mi);
 
 /* testgen.c */
 struct ics_ping {
@@ -391,5 +487,6 @@ static inline u32 ics_test_hash(u32 prev, u32 msg_id, u32 len, bool ok)
 /* netlink.c */
 int ics_genl_init(void);
 void ics_genl_exit(void);
+void ics_nl_event(struct ics_net *in, const struct ics_event *ev);
 
 #endif /* _ICS_INTERNAL_H */

@@ -74,7 +74,7 @@ static bool ics_ooo_insert(struct sk_buff_head *q, struct sk_buff *skb)
 	return true;
 }
 
-void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 seq)
+void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 sess, u32 seq)
 {
 	struct ics_link *l = &p->link;
 	struct ics_net *in = p->b->in;
@@ -85,8 +85,15 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 sess, u32 se
 
 	ICS_RXCB(skb)->seq = seq;
 	spin_lock(&p->lock);
-	if (p->dead)
+	/* As rx.c checked, now that it cannot change (member.c). */
+	if (p->dead || !ics_live(p->state)) {
+		ics_count(in, ICS_STAT_RX_PEER_DOWN);
 		goto drop;
+	}
+	if (inc != p->incarnation) {
+		ics_count(in, ICS_STAT_RX_BAD_SESSION);
+		goto drop;
+	}
 	if (sess != l->rx_sess) {
 		if (sess == l->rx_refuse) {
 			reset = true;

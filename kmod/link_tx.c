@@ -383,13 +383,21 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 		goto out;
 	}
 	p = rcu_dereference(b->peers[node]);
-	if (!p) {
+	if (!p || READ_ONCE(p->state) == ICS_MEMBER_NONE) {
 		err = -EHOSTUNREACH;
 		goto out;
 	}
 	l = &p->link;
 	spin_lock_bh(&l->tx_lock);
-	if (!ics_room(l, m->channel, m->len)) {
+	/*
+	 * Read under tx_lock: a node going down is marked before its link is
+	 * failed (under this lock), so a message is either refused here or
+	 * queued in time to be failed with the others.
+	 */
+	if (!ics_live(READ_ONCE(p->state))) {
+		err = -EHOSTDOWN;
+		ics_count(in, ICS_STAT_TX_HOSTDOWN);
+	} else if (!ics_room(l, m->channel, m->len)) {
 		err = -EAGAIN;
 	} else {
 		m->src = b->node_id;

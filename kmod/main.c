@@ -8,6 +8,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/rtnetlink.h>
+#include <linux/slab.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
@@ -25,9 +26,23 @@ static unsigned int cluster_id;
 module_param(cluster_id, uint, 0444);
 MODULE_PARM_DESC(cluster_id, "cluster id; frames of other clusters are dropped (default 0)");
 
-unsigned int ics_hello_ms = 1000;
-module_param_named(hello_ms, ics_hello_ms, uint, 0444);
-MODULE_PARM_DESC(hello_ms, "hello interval in ms, 10..3600000 (default 1000)");
+unsigned int ics_heartbeat_ms = 100;
+module_param_named(heartbeat_ms, ics_heartbeat_ms, uint, 0444);
+MODULE_PARM_DESC(heartbeat_ms, "heartbeat interval in ms, 10..3600000 (default 100)");
+
+unsigned int ics_heartbeat_misses = 3;
+module_param_named(heartbeat_misses, ics_heartbeat_misses, uint, 0444);
+MODULE_PARM_DESC(heartbeat_misses,
+		 "a node silent for this many heartbeat intervals is down, 1..100 (default 3)");
+
+unsigned int ics_votes = 1;
+module_param_named(votes, ics_votes, uint, 0444);
+MODULE_PARM_DESC(votes, "this member's quorum votes, 0 or 1 (default 1)");
+
+unsigned int ics_expected_votes;
+module_param_named(expected_votes, ics_expected_votes, uint, 0444);
+MODULE_PARM_DESC(expected_votes,
+		 "expected votes in the cluster, 0..64 (default 0: the most seen at once)");
 
 unsigned int ics_reasm_timeout_ms = 3000;
 module_param_named(reasm_timeout_ms, ics_reasm_timeout_ms, uint, 0444);
@@ -69,6 +84,7 @@ struct ics_net *ics_net(const struct net *net)
 static int __net_init ics_net_init(struct net *net)
 {
 	struct ics_net *in = ics_net(net);
+	int err;
 
 	in->net = net;
 	in->state = ICS_STATE_UNUSED;
@@ -78,7 +94,12 @@ static int __net_init ics_net_init(struct net *net)
 	init_waitqueue_head(&in->send_wq);
 	init_waitqueue_head(&in->ping_wq);
 	memcpy(in->prio, ics_default_prio, sizeof(in->prio));
-	return ics_stats_init(in);
+	err = ics_member_init(in);
+	if (!err)
+		err = ics_stats_init(in);
+	if (err)
+		kfree(in->ev_ring);
+	return err;
 }
 
 static void __net_exit ics_net_exit(struct net *net)
@@ -94,6 +115,7 @@ static void __net_exit ics_net_exit(struct net *net)
 	for (ch = 0; ch < ICS_CHANNELS; ch++)
 		if (rcu_access_pointer(in->handlers[ch]))
 			pr_warn("channel %d handler still registered at netns exit\n", ch);
+	ics_member_exit(in);	/* the events of the unbind go out first */
 	ics_stats_free(in);
 }
 
@@ -159,8 +181,15 @@ static int __init ics_check_params(void)
 		pr_err("node_id %u out of range 1..%u\n", node_id, ICS_MAX_NODES);
 		return -EINVAL;
 	}
-	if (ics_hello_ms < 10 || ics_hello_ms > 3600000) {
-		pr_err("hello_ms %u out of range 10..3600000\n", ics_hello_ms);
+	if (ics_heartbeat_ms < ICS_HEARTBEAT_MS_MIN || ics_heartbeat_ms > ICS_HEARTBEAT_MS_MAX) {
+		pr_err("heartbeat_ms %u out of range %u..%u\n", ics_heartbeat_ms,
+		       ICS_HEARTBEAT_MS_MIN, ICS_HEARTBEAT_MS_MAX);
+		return -EINVAL;
+	}
+	if (ics_heartbeat_misses < 1 || ics_heartbeat_misses > ICS_HEARTBEAT_MISSES_MAX ||
+	    ics_votes > 1 || ics_expected_votes > ICS_MAX_NODES) {
+		pr_err("heartbeat_misses must be 1..%u, votes 0..1, expected_votes 0..%u\n",
+		       ICS_HEARTBEAT_MISSES_MAX, ICS_MAX_NODES);
 		return -EINVAL;
 	}
 	if (ics_link_timeout_ms < 10 || ics_link_window < 4 || ics_link_window > ICS_WINDOW_MAX) {

@@ -4,8 +4,11 @@
  *
  * The family runs with parallel_ops: no genl_mutex is held, so a long
  * ICS_CMD_SEND_TEST does not stall every other family. Configuration takes
- * RTNL, statistics take only ics_net.stats_lock.
+ * RTNL, statistics take only ics_net.stats_lock, the membership view
+ * member_lock. Membership events go to the "events" multicast group from
+ * member.c's worker (ics_nl_event()).
  */
+#include <linux/mutex.h>
 #include <linux/rtnetlink.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
@@ -14,11 +17,27 @@
 
 static struct genl_family ics_family;
 
+/* Events may be emitted only while the family is registered. */
+static DEFINE_MUTEX(ics_nl_ev_lock);
+static bool ics_nl_up;	/* ics_nl_ev_lock */
+
+enum { ICS_MCGRP_EVENTS_IDX };
+
+static const struct genl_multicast_group ics_mcgrps[] = {
+	[ICS_MCGRP_EVENTS_IDX] = { .name = ICS_GENL_MCGRP_EVENTS },
+};
+
 static const char * const ics_channel_names[ICS_CHANNELS] = ICS_CHANNEL_NAMES;
 
 static const struct nla_policy ics_chan_policy[ICS_CHAN_A_MAX + 1] = {
 	[ICS_CHAN_A_ID] = NLA_POLICY_MAX(NLA_U32, ICS_CHANNELS - 1),
 	[ICS_CHAN_A_PRIO] = NLA_POLICY_MAX(NLA_U8, ICS_PRIO_LEVELS - 1),
+};
+
+/* Not const: 6.1's nla_policy points to a non-const range. */
+static struct netlink_range_validation ics_hb_ms_range __ro_after_init = {
+	.min = ICS_HEARTBEAT_MS_MIN,
+	.max = ICS_HEARTBEAT_MS_MAX,
 };
 
 static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
@@ -32,6 +51,10 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_TEST_FLAGS] = NLA_POLICY_MASK(NLA_U32, ICS_TEST_F_ALL),
 	[ICS_A_TEST_TIMEOUT_MS] = { .type = NLA_U32 },
 	[ICS_A_CHANNEL] = NLA_POLICY_NESTED(ics_chan_policy),
+	[ICS_A_HEARTBEAT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &ics_hb_ms_range),
+	[ICS_A_HEARTBEAT_MISSES] = NLA_POLICY_RANGE(NLA_U32, 1, ICS_HEARTBEAT_MISSES_MAX),
+	[ICS_A_VOTES] = NLA_POLICY_MAX(NLA_U32, 1),
+	[ICS_A_EXPECTED_VOTES] = NLA_POLICY_MAX(NLA_U32, ICS_MAX_NODES),
 };
 
 static struct ics_net *ics_nl_net(struct genl_info *info)
@@ -75,6 +98,29 @@ static int ics_nl_put_stats(struct sk_buff *skb, struct ics_net *in)
 	return 0;
 }
 
+/* Quorum and generation, as one consistent reading (member_lock). */
+static int ics_nl_put_view(struct sk_buff *skb, struct ics_net *in, const struct ics_bind *b)
+{
+	u32 gen, cur, expected, quorum;
+	bool has;
+
+	spin_lock_bh(&in->member_lock);
+	gen = in->generation;
+	cur = in->cur_votes;
+	expected = in->expected;
+	quorum = in->quorum;
+	has = in->has_quorum;
+	spin_unlock_bh(&in->member_lock);
+	if (nla_put_u32(skb, ICS_A_INCARNATION, b->incarnation) ||
+	    nla_put_u32(skb, ICS_A_GENERATION, gen) ||
+	    nla_put_u32(skb, ICS_A_CURRENT_VOTES, cur) ||
+	    nla_put_u32(skb, ICS_A_EXPECTED_VOTES, expected) ||
+	    nla_put_u32(skb, ICS_A_QUORUM, quorum) ||
+	    nla_put_u8(skb, ICS_A_HAS_QUORUM, has))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 {
 	struct ics_net *in = ics_nl_net(info);
@@ -92,14 +138,17 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 
 	rtnl_lock();
 	b = rtnl_dereference(in->bind);
-	if (nla_put_u8(msg, ICS_A_STATE, in->state) || (b && ics_nl_put_bind(msg, b))) {
+	if (nla_put_u8(msg, ICS_A_STATE, in->state) || (b && ics_nl_put_bind(msg, b)) ||
+	    (b && ics_nl_put_view(msg, in, b))) {
 		rtnl_unlock();
 		goto err;
 	}
 	rtnl_unlock();
 
 	if (nla_put_u32(msg, ICS_A_MSG_MAX, ICS_MSG_MAX) ||
-	    nla_put_u32(msg, ICS_A_HELLO_MS, ics_hello_ms) ||
+	    nla_put_u32(msg, ICS_A_HEARTBEAT_MS, READ_ONCE(in->hb_ms)) ||
+	    nla_put_u32(msg, ICS_A_HEARTBEAT_MISSES, READ_ONCE(in->hb_misses)) ||
+	    nla_put_u32(msg, ICS_A_VOTES, READ_ONCE(in->votes)) ||
 	    nla_put_u32(msg, ICS_A_LINK_TIMEOUT_MS, ics_link_timeout_ms) ||
 	    nla_put_u32(msg, ICS_A_LINK_WINDOW, ics_window_frames()) ||
 	    nla_put_u64_64bit(msg, ICS_A_RESET_AGE_MS, ics_ms_since(READ_ONCE(in->reset_time)),
@@ -166,6 +215,31 @@ static int ics_nl_reset(struct sk_buff *skb, struct genl_info *info)
 	/* Test hashes restart too; a reset during traffic makes them unequal. */
 	memset(in->tx_hash, 0, sizeof(in->tx_hash));
 	memset(in->rx_hash, 0, sizeof(in->rx_hash));
+	return 0;
+}
+
+static const u32 *ics_nl_u32(struct nlattr **a, int type, u32 *v)
+{
+	if (!a[type])
+		return NULL;
+	*v = nla_get_u32(a[type]);
+	return v;
+}
+
+static int ics_nl_set_instance(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	u32 hb, misses, votes, expected;
+
+	if (!a[ICS_A_HEARTBEAT_MS] && !a[ICS_A_HEARTBEAT_MISSES] && !a[ICS_A_VOTES] &&
+	    !a[ICS_A_EXPECTED_VOTES]) {
+		NL_SET_ERR_MSG_MOD(info->extack, "nothing to set");
+		return -EINVAL;
+	}
+	ics_member_set_tunables(ics_nl_net(info), ics_nl_u32(a, ICS_A_HEARTBEAT_MS, &hb),
+				ics_nl_u32(a, ICS_A_HEARTBEAT_MISSES, &misses),
+				ics_nl_u32(a, ICS_A_VOTES, &votes),
+				ics_nl_u32(a, ICS_A_EXPECTED_VOTES, &expected));
 	return 0;
 }
 
@@ -265,9 +339,12 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	rcu_read_lock();
 	b = rcu_dereference(in->bind);
 	p = b ? rcu_dereference(b->peers[id]) : NULL;
+	/* Reachable: messages may be sent to it (heard, not down or left). */
+	if (p && !ics_live(READ_ONCE(p->state)))
+		p = NULL;
 	if (p) {
 		ether_addr_copy(addr, p->addr);
-		heard = jiffies_to_msecs(jiffies - READ_ONCE(p->last_heard));
+		heard = div_u64(ics_silent_ns(p, ktime_get_ns()), NSEC_PER_MSEC);
 	}
 	rcu_read_unlock();
 
@@ -408,9 +485,50 @@ static int ics_nl_put_link(struct sk_buff *skb, struct ics_net *in, unsigned int
 	return 0;
 }
 
+#define ICS_PUT_MEMBER_U32(attr, v) nla_put_u32(skb, ICS_MEMBER_A_##attr, mi.v)
+#define ICS_PUT_MEMBER_U64(attr, v) \
+	nla_put_u64_64bit(skb, ICS_MEMBER_A_##attr, mi.v, ICS_MEMBER_A_PAD)
+
+/* Entry @idx of the view (0: us); skipped when there is none. */
+static int ics_nl_put_member(struct sk_buff *skb, struct ics_net *in, unsigned int idx,
+			     bool *skip)
+{
+	struct ics_member_info mi;
+	struct nlattr *nest;
+
+	*skip = !ics_member_info(in, idx, &mi);
+	if (*skip)
+		return 0;
+	nest = nla_nest_start(skb, ICS_A_MEMBER);
+	if (!nest ||
+	    ICS_PUT_MEMBER_U32(NODE, node) ||
+	    nla_put_u8(skb, ICS_MEMBER_A_SELF, mi.self) ||
+	    nla_put_u8(skb, ICS_MEMBER_A_STATE, mi.state) ||
+	    nla_put_u8(skb, ICS_MEMBER_A_REASON, mi.reason) ||
+	    ICS_PUT_MEMBER_U32(INCARNATION, incarnation) ||
+	    ICS_PUT_MEMBER_U32(VOTES, votes) ||
+	    nla_put(skb, ICS_MEMBER_A_ADDRESS, ETH_ALEN, mi.addr) ||
+	    ICS_PUT_MEMBER_U32(HEARTBEAT_MS, hb_ms) ||
+	    ICS_PUT_MEMBER_U64(SINCE_NS, since_ns))
+		return -EMSGSIZE;
+	if (!mi.self &&
+	    (ICS_PUT_MEMBER_U64(LAST_HEARD_NS, last_heard_ns) ||
+	     ICS_PUT_MEMBER_U64(HB_RX, hb_rx) ||
+	     ICS_PUT_MEMBER_U64(HB_MISSED, hb_missed) ||
+	     ICS_PUT_MEMBER_U32(HB_RTT_US, hb_rtt_us) ||
+	     nla_put_u8(skb, ICS_MEMBER_A_SEES_US, mi.sees_us) ||
+	     ICS_PUT_MEMBER_U64(CONFLICTS, conflicts) ||
+	     (mi.conflicts &&
+	      nla_put(skb, ICS_MEMBER_A_CONFLICT_ADDRESS, ETH_ALEN, mi.conflict_addr))))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 /*
  * Dumps: cb->args[0] is the next channel or node; cb->seq the instance's
- * generation, so a reset, bind or unbind during the dump sets NLM_F_DUMP_INTR.
+ * generation, so a reset, bind or unbind during the dump sets NLM_F_DUMP_INTR
+ * (for the members: a change of the view).
  */
 static int ics_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 		       unsigned int first, unsigned int last)
@@ -421,7 +539,9 @@ static int ics_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 	void *hdr;
 	int err;
 
-	cb->seq = atomic_read(&in->gen);
+	cb->seq = cmd == ICS_CMD_GET_MEMBERS ? READ_ONCE(in->generation) : atomic_read(&in->gen);
+	if (!cb->seq)
+		cb->seq = 1;	/* 0 would turn the consistency check off */
 	for (; i <= last; i++) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &ics_family, NLM_F_MULTI, cmd);
@@ -432,6 +552,8 @@ static int ics_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 			err = ics_nl_put_channel(skb, in, i);
 		else if (cmd == ICS_CMD_GET_NODES)
 			err = ics_nl_put_node(skb, in, i, &skip);
+		else if (cmd == ICS_CMD_GET_MEMBERS)
+			err = ics_nl_put_member(skb, in, i, &skip);
 		else
 			err = ics_nl_put_link(skb, in, i, &skip);
 		if (err || skip) {
@@ -459,6 +581,66 @@ static int ics_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 static int ics_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return ics_nl_dump(skb, cb, ICS_CMD_GET_LINKS, 1, ICS_MAX_NODES);
+}
+
+static int ics_nl_dump_members(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct ics_net *in = ics_net(sock_net(skb->sk));
+
+	if (!cb->args[0] && !rcu_access_pointer(in->bind)) {
+		NL_SET_ERR_MSG_MOD(cb->extack, "instance is not bound");
+		return -ENOTCONN;
+	}
+	return ics_nl_dump(skb, cb, ICS_CMD_GET_MEMBERS, 0, ICS_MAX_NODES);
+}
+
+/* A membership event to the "events" group of the instance's netns. */
+void ics_nl_event(struct ics_net *in, const struct ics_event *ev)
+{
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+
+	mutex_lock(&ics_nl_ev_lock);
+	if (!ics_nl_up || !genl_has_listeners(&ics_family, in->net, ICS_MCGRP_EVENTS_IDX))
+		goto out;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto lost;
+	hdr = genlmsg_put(msg, 0, 0, &ics_family, 0, ICS_CMD_EVENT);
+	nest = hdr ? nla_nest_start(msg, ICS_A_EVENT) : NULL;
+	if (!nest ||
+	    nla_put_u8(msg, ICS_EVENT_A_TYPE, ev->type) ||
+	    nla_put_u64_64bit(msg, ICS_EVENT_A_TIME_NS, ev->time_ns, ICS_EVENT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_EVENT_A_REALTIME_NS, ev->real_ns, ICS_EVENT_A_PAD) ||
+	    nla_put_u32(msg, ICS_EVENT_A_GENERATION, ev->generation) ||
+	    nla_put_u32(msg, ICS_EVENT_A_NODE, ev->node) ||
+	    nla_put_u32(msg, ICS_EVENT_A_CURRENT_VOTES, ev->current_votes) ||
+	    nla_put_u32(msg, ICS_EVENT_A_EXPECTED_VOTES, ev->expected_votes) ||
+	    nla_put_u32(msg, ICS_EVENT_A_QUORUM, ev->quorum) ||
+	    nla_put_u8(msg, ICS_EVENT_A_HAS_QUORUM, ev->has_quorum) ||
+	    nla_put_u32(msg, ICS_EVENT_A_LOST, ev->lost))
+		goto free;
+	if ((ev->type == ICS_EVENT_NODE &&
+	     (nla_put_u8(msg, ICS_EVENT_A_OLD_STATE, ev->old_state) ||
+	      nla_put_u8(msg, ICS_EVENT_A_STATE, ev->state) ||
+	      nla_put_u8(msg, ICS_EVENT_A_REASON, ev->reason) ||
+	      nla_put_u32(msg, ICS_EVENT_A_SILENT_MS, ev->silent_ms))) ||
+	    ((ev->type == ICS_EVENT_NODE || ev->type == ICS_EVENT_BOUND) &&
+	     nla_put_u32(msg, ICS_EVENT_A_INCARNATION, ev->incarnation)) ||
+	    ((ev->type == ICS_EVENT_NODE || ev->type == ICS_EVENT_CONFLICT) &&
+	     nla_put(msg, ICS_EVENT_A_ADDRESS, ETH_ALEN, ev->addr)))
+		goto free;
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast_netns(&ics_family, in->net, msg, 0, ICS_MCGRP_EVENTS_IDX, GFP_KERNEL);
+	goto out;
+free:
+	nlmsg_free(msg);
+lost:
+	ics_count(in, ICS_STAT_EVENTS_LOST);
+out:
+	mutex_unlock(&ics_nl_ev_lock);
 }
 
 static int ics_nl_put_rtt(struct sk_buff *msg, const struct ics_test_result *r)
@@ -566,6 +748,8 @@ static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_SEND_TEST, .doit = ics_nl_send_test, .flags = GENL_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_LINKS, .dumpit = ics_nl_dump_links },
 	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_SET_INSTANCE, .doit = ics_nl_set_instance, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_GET_MEMBERS, .dumpit = ics_nl_dump_members },
 };
 
 static struct genl_family ics_family __ro_after_init = {
@@ -578,15 +762,27 @@ static struct genl_family ics_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.small_ops = ics_ops,
 	.n_small_ops = ARRAY_SIZE(ics_ops),
+	.mcgrps = ics_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(ics_mcgrps),
 	.resv_start_op = ICS_CMD_GET_INSTANCE,	/* strict validation everywhere */
 };
 
 int __init ics_genl_init(void)
 {
-	return genl_register_family(&ics_family);
+	int err = genl_register_family(&ics_family);
+
+	if (!err) {
+		mutex_lock(&ics_nl_ev_lock);
+		ics_nl_up = true;
+		mutex_unlock(&ics_nl_ev_lock);
+	}
+	return err;
 }
 
 void ics_genl_exit(void)
 {
+	mutex_lock(&ics_nl_ev_lock);
+	ics_nl_up = false;
+	mutex_unlock(&ics_nl_ev_lock);
 	genl_unregister_family(&ics_family);
 }

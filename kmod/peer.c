@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Peers: the node id -> MAC table of a binding, learned from received frames,
- * each with its link. Readers use RCU; creation takes bind->peers_lock.
- * Peers live until unbind.
+ * each with its membership state and its link. Readers use RCU; creation
+ * takes bind->peers_lock. Peers live until unbind, whatever their state.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,7 +26,8 @@ static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr
 	p->b = b;
 	p->node_id = node;
 	ether_addr_copy(p->addr, addr);
-	p->last_heard = jiffies;
+	p->last_heard_ns = ktime_get_ns();
+	p->state = ICS_MEMBER_NONE;
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->reasm);
 	ics_link_init(p);
@@ -40,39 +41,36 @@ static void ics_peer_free(struct ics_peer *p)
 }
 
 /*
- * A node id heard from a second MAC is a conflict and the frame is dropped,
- * unless the known MAC has been silent for three hello intervals: then the
- * node is taken to have moved to a new NIC and the peer follows it. (If it
- * restarted too, its new incarnation resets the link.)
+ * A node id heard from a second MAC is a conflict while the node is alive
+ * (joining or member): the frame is dropped, counted and reported, never
+ * merged. A node that is down, left, or not heard yet (no heartbeat) may
+ * come back from a new MAC: the peer follows it, and its heartbeat then
+ * rejoins it (a restarted node also brings a new incarnation).
  */
-static bool ics_peer_stale(const struct ics_peer *p)
-{
-	return time_after(jiffies, READ_ONCE(p->last_heard) +
-				   3 * msecs_to_jiffies(ics_hello_ms));
-}
-
 static void ics_peer_move(struct ics_peer *p, const u8 *addr)
 {
 	pr_info("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
 	/* Senders read addr under tx_lock; the receive path compares it racily. */
+	spin_lock_bh(&p->b->in->member_lock);
 	spin_lock(&p->lock);
 	spin_lock(&p->link.tx_lock);
 	ether_addr_copy(p->addr, addr);
 	spin_unlock(&p->link.tx_lock);
 	spin_unlock(&p->lock);
+	p->moved = true;
+	spin_unlock_bh(&p->b->in->member_lock);
 }
 
 /* Called from the receive path under rcu_read_lock(). */
-struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr, bool *created)
+struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 {
 	struct ics_peer *p = rcu_dereference(b->peers[node]);
 	struct ics_peer *old, *fresh;
 
-	*created = false;
 	if (likely(p && ether_addr_equal(p->addr, addr)))
 		return p;
 	if (p) {
-		if (!ics_peer_stale(p))
+		if (ics_live(READ_ONCE(p->state)))
 			goto conflict;
 		ics_peer_move(p, addr);
 		return p;
@@ -95,13 +93,10 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr, bo
 	}
 	rcu_assign_pointer(b->peers[node], fresh);
 	spin_unlock_bh(&b->peers_lock);
-	*created = true;
 	return fresh;
 
 conflict:
-	ics_count(b->in, ICS_STAT_RX_NODE_CONFLICT);
-	net_warn_ratelimited("%s: node %u claimed by %pM, known as %pM; frame dropped\n",
-			     b->dev->name, node, addr, p->addr);
+	ics_member_conflict(b, p, node, addr);
 	return NULL;
 }
 

@@ -171,7 +171,7 @@ nomem:
 
 void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
 {
-	unsigned long timeout = msecs_to_jiffies(ics_reasm_timeout_ms);
+	u64 timeout = (u64)ics_reasm_timeout_ms * NSEC_PER_MSEC;
 	struct ics_reasm *r, *tmp;
 
 	lockdep_assert_held(&p->lock);
@@ -179,7 +179,7 @@ void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_fl
 		p->dead = true;
 	if (how == ICS_REASM_IDLE) {
 		if (list_empty(&p->reasm) ||
-		    !time_after(jiffies, READ_ONCE(p->last_heard) + timeout))
+		    ics_silent_ns(p, ktime_get_ns()) <= timeout)
 			return;
 		/*
 		 * The fragments we drop were acknowledged: the sender must not

@@ -137,38 +137,6 @@ static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)
 	}
 }
 
-enum ics_inc { ICS_INC_SAME, ICS_INC_RESTART, ICS_INC_STALE };
-
-/*
- * The frame's incarnation against the peer's. Only a hello may announce a
- * restart: any other frame of another incarnation is a leftover of the
- * previous one (delayed or duplicated on the way) and is dropped, so it
- * cannot make us believe the peer restarted back.
- */
-static enum ics_inc ics_peer_incarnation(struct ics_peer *p, u32 inc, bool hello)
-{
-	bool restarted;
-
-	if (likely(READ_ONCE(p->incarnation) == inc))
-		return ICS_INC_SAME;
-	spin_lock(&p->lock);
-	restarted = p->incarnation && p->incarnation != inc;
-	if (restarted && !hello) {
-		spin_unlock(&p->lock);
-		return ICS_INC_STALE;
-	}
-	WRITE_ONCE(p->incarnation, inc);
-	if (restarted)
-		__ics_link_rx_reset(p, true);
-	spin_unlock(&p->lock);
-	if (!restarted)
-		return ICS_INC_SAME;
-	net_info_ratelimited("%s: node %u restarted\n", p->b->dev->name, p->node_id);
-	WRITE_ONCE(p->link.peer_mtu, 0);
-	ics_link_fail(p, -ECONNRESET);
-	return ICS_INC_RESTART;
-}
-
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev)
 {
@@ -177,10 +145,9 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	const struct ics_wire_hdr *h;
 	struct ics_wire_ack ackbuf;
 	const struct ics_wire_ack *w = NULL;
-	u32 sess, seq, ack_sess, ack;
+	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
 	enum ics_stat bad;
-	bool created, fresh;
 	u16 frag_len;
 	u8 type;
 
@@ -216,6 +183,10 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		goto bad;
 	}
 	bad = ics_check(b, h, skb->len - ICS_HDR_LEN);
+	if (bad == ICS_STAT_RX_NODE_CONFLICT) {
+		ics_member_conflict(b, NULL, h->src_node, eth_hdr(skb)->h_source);
+		goto drop;
+	}
 	if (bad)
 		goto bad;
 
@@ -224,6 +195,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	seq = ntohl(h->seq);
 	ack_sess = ntohl(h->ack_sess);
 	ack = ntohl(h->ack);
+	inc = ntohl(h->incarnation);
 	if (type == ICS_FT_DATA) {
 		struct ics_frag *f = &ICS_RXCB(skb)->f;
 
@@ -236,25 +208,35 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		ICS_RXCB(skb)->ackreq = h->flags & ICS_WF_ACKREQ;
 	}
 
-	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source, &created);
+	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source);
 	if (!p)
 		goto drop;
-	WRITE_ONCE(p->last_heard, jiffies);
-	switch (ics_peer_incarnation(p, ntohl(h->incarnation), type == ICS_FT_HELLO)) {
-	case ICS_INC_STALE:
-		ics_count(in, ICS_STAT_RX_BAD_SESSION);
-		goto drop;
-	case ICS_INC_RESTART:
-		fresh = true;
-		break;
-	default:
-		fresh = created;
-	}
 
 	/* Ethernet pads short frames: the payload is frag_len, not the rest. */
 	__skb_pull(skb, ICS_HDR_LEN);
 	if (pskb_trim_rcsum(skb, frag_len))
 		goto drop;
+
+	/* Heartbeats make the view (member.c): incarnations, restarts, states. */
+	if (type == ICS_FT_HELLO) {
+		ics_hello_rcv(b, p, skb, ICS_HDR_LEN + frag_len, inc);
+		return NET_RX_SUCCESS;
+	}
+	/*
+	 * Anything else only from a node we hold alive (heard, not down or
+	 * left), of the incarnation we know: an older one's frames are
+	 * leftovers, a newer one announces itself with a heartbeat first.
+	 * link_rx.c checks both again under the peer's lock.
+	 */
+	if (!ics_live(READ_ONCE(p->state))) {
+		bad = ICS_STAT_RX_PEER_DOWN;
+		goto bad;
+	}
+	if (inc != READ_ONCE(p->incarnation)) {
+		bad = ICS_STAT_RX_BAD_SESSION;
+		goto bad;
+	}
+	ics_heard(p, ktime_get_ns());	/* any frame is a sign of life */
 
 	if (type == ICS_FT_ACK) {
 		if (skb_copy_bits(skb, 0, &ackbuf, sizeof(ackbuf)))
@@ -266,10 +248,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 
 	switch (type) {
 	case ICS_FT_DATA:
-		ics_link_data_rcv(p, skb, sess, seq);
-		break;
-	case ICS_FT_HELLO:
-		ics_hello_rcv(b, p, fresh, skb, ICS_HDR_LEN + frag_len);
+		ics_link_data_rcv(p, skb, inc, sess, seq);
 		break;
 	case ICS_FT_ACK:
 		ics_count_rx_frame(in, ICS_HDR_LEN + frag_len);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Frames: building one (header, payload room, CRC32C) and handing it to the
- * NIC. The link (link_tx.c) decides what to send; hellos, acks and resets
- * are single unnumbered frames built here too.
+ * NIC. The link (link_tx.c) decides what to send; heartbeats (member.c
+ * builds their payload), acks and resets are single unnumbered frames
+ * built here too.
  *
  * Callers hold rcu_read_lock() or otherwise keep the binding alive (timers
  * are stopped before it is freed, see ics_unbind()).
@@ -90,7 +91,8 @@ u32 ics_link_mtu(const struct ics_peer *p)
 	return max_t(u32, mtu, ICS_MIN_MTU);
 }
 
-void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp)
+/* Send heartbeat @h (member.c built it) to @node, or broadcast. */
+void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h, gfp_t gfp)
 {
 	struct ics_hdr_args a = {
 		.type = ICS_FT_HELLO,
@@ -98,7 +100,6 @@ void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp)
 		.dst = node,
 		.msg_len = ICS_HELLO_LEN,
 	};
-	struct ics_wire_hello *hello;
 	u8 addr[ETH_ALEN];
 	struct ics_peer *p;
 	struct sk_buff *skb;
@@ -117,11 +118,7 @@ void ics_hello_send(struct ics_bind *b, u8 node, u32 flags, gfp_t gfp)
 	skb = ics_frame_alloc(b, &a, ICS_HELLO_LEN, gfp);
 	if (!skb)
 		return;
-	hello = skb_put(skb, ICS_HELLO_LEN);
-	hello->incarnation = htonl(b->incarnation);
-	hello->mtu = htonl(READ_ONCE(b->dev->mtu));
-	hello->hello_ms = htonl(ics_hello_ms);
-	hello->flags = htonl(flags);
+	skb_put_data(skb, h, ICS_HELLO_LEN);
 	if (!ics_frame_xmit(b, skb, addr, TC_PRIO_CONTROL)) {
 		ics_count(b->in, ICS_STAT_HELLO_TX);
 		ics_count_dir(&b->in->stats->chan[ICS_CH_CNX].tx, ICS_HELLO_LEN);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * icsctl - configure ics (bind, unbind, reset counters, channel priorities)
- * and drive its in-kernel traffic generator. Changes need CAP_NET_ADMIN.
+ * icsctl - configure ics (bind, unbind, reset counters, channel priorities,
+ * membership tunables) and drive its in-kernel traffic generator. Changes need CAP_NET_ADMIN.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,10 +35,16 @@ static void usage(FILE *f)
 		"      --timeout MS   longest wait for queue space (kernel default 10000)\n"
 		"      -j, -p         the reply as JSON, pretty-printed with -p\n"
 		"  prio CHANNEL LEVEL               send priority of CHANNEL: 0 (first) to %d\n"
+		"  set [heartbeat MS] [misses N] [votes V] [expected N]\n"
+		"                                   membership tunables: heartbeat interval\n"
+		"                                   %u..%u ms, a node silent for N intervals\n"
+		"                                   (1..%u) is down, our votes 0 or 1, expected\n"
+		"                                   votes 0..%u (0: the most seen at once)\n"
 		"  help                             this text\n"
 		"\n"
 		"Channels: BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST\n"
-		"CNX (case-insensitive), or their ids 0..15.\n", ICS_PRIO_LEVELS - 1);
+		"CNX (case-insensitive), or their ids 0..15.\n", ICS_PRIO_LEVELS - 1,
+		ICS_HEARTBEAT_MS_MIN, ICS_HEARTBEAT_MS_MAX, ICS_HEARTBEAT_MISSES_MAX, ICS_MAX_NODES);
 }
 
 /*
@@ -327,6 +333,41 @@ static int cmd_prio(int argc, char **argv)
 	return run("prio", msg, NULL, NULL);
 }
 
+static int cmd_set(int argc, char **argv)
+{
+	static const char *const keys[] = { "heartbeat", "misses", "votes", "expected", NULL };
+	static const int attrs[] = { ICS_A_HEARTBEAT_MS, ICS_A_HEARTBEAT_MISSES, ICS_A_VOTES,
+				     ICS_A_EXPECTED_VOTES };
+	static const uint32_t lo[] = { ICS_HEARTBEAT_MS_MIN, 1, 0, 0 };
+	static const uint32_t hi[] = { ICS_HEARTBEAT_MS_MAX, ICS_HEARTBEAT_MISSES_MAX, 1,
+				       ICS_MAX_NODES };
+	const char *vals[4] = { NULL };
+	uint32_t v[4];
+	struct nl_msg *msg;
+	int k;
+
+	parse_keys("set", argc, argv, keys, vals);
+	if (!vals[0] && !vals[1] && !vals[2] && !vals[3])
+		icsnl_usage_err("set: nothing to set (heartbeat MS, misses N, votes V, expected N)");
+	for (k = 0; k < 4; k++) {
+		if (!vals[k])
+			continue;
+		v[k] = icsnl_arg_u32(keys[k], vals[k]);
+		if (v[k] < lo[k] || v[k] > hi[k])
+			icsnl_usage_err("set: %s %u out of range %u..%u", keys[k], v[k], lo[k],
+					hi[k]);
+	}
+	msg = new_msg(ICS_CMD_SET_INSTANCE);
+	for (k = 0; k < 4; k++) {
+		if (vals[k] && nla_put_u32(msg, attrs[k], v[k])) {
+			nlmsg_free(msg);
+			icsnl_perror(NULL, "set", -ENOMEM);
+			return 1;
+		}
+	}
+	return run("set", msg, NULL, NULL);
+}
+
 /*
  * A command checks all its arguments before it opens the netlink socket, so
  * that usage errors exit 2 whether or not the module is loaded.
@@ -341,6 +382,7 @@ static const struct command {
 	{ "show", cmd_show },
 	{ "send", cmd_send },
 	{ "prio", cmd_prio },
+	{ "set", cmd_set },
 };
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <linux/netlink.h>
 #include <netlink/netlink.h>
@@ -352,7 +353,7 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_CLUSTER_ID]	= { .type = NLA_U32 },
 	[ICS_A_MTU]		= { .type = NLA_U32 },
 	[ICS_A_MSG_MAX]		= { .type = NLA_U32 },
-	[ICS_A_HELLO_MS]	= { .type = NLA_U32 },
+	[ICS_A_HEARTBEAT_MS]	= { .type = NLA_U32 },
 	[ICS_A_RESET_AGE_MS]	= { .type = NLA_U64 },
 	[ICS_A_STATS]		= { .type = NLA_NESTED },
 	[ICS_A_CHANNEL]		= { .type = NLA_NESTED },
@@ -370,6 +371,16 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_TEST_RTT]	= { .type = NLA_NESTED },
 	[ICS_A_LINK_TIMEOUT_MS]	= { .type = NLA_U32 },
 	[ICS_A_LINK_WINDOW]	= { .type = NLA_U32 },
+	[ICS_A_HEARTBEAT_MISSES] = { .type = NLA_U32 },
+	[ICS_A_VOTES]		= { .type = NLA_U32 },
+	[ICS_A_EXPECTED_VOTES]	= { .type = NLA_U32 },
+	[ICS_A_CURRENT_VOTES]	= { .type = NLA_U32 },
+	[ICS_A_QUORUM]		= { .type = NLA_U32 },
+	[ICS_A_HAS_QUORUM]	= { .type = NLA_U8 },
+	[ICS_A_GENERATION]	= { .type = NLA_U32 },
+	[ICS_A_INCARNATION]	= { .type = NLA_U32 },
+	[ICS_A_MEMBER]		= { .type = NLA_NESTED },
+	[ICS_A_EVENT]		= { .type = NLA_NESTED },
 };
 
 int icsnl_open(struct icsnl *nl)
@@ -645,7 +656,15 @@ static int instance_cb(struct nlattr **tb, void *arg)
 	get_u32(tb[ICS_A_CLUSTER_ID], &in->cluster_id);
 	get_u32(tb[ICS_A_MTU], &in->mtu);
 	get_u32(tb[ICS_A_MSG_MAX], &in->msg_max);
-	get_u32(tb[ICS_A_HELLO_MS], &in->hello_ms);
+	get_u32(tb[ICS_A_HEARTBEAT_MS], &in->heartbeat_ms);
+	get_u32(tb[ICS_A_HEARTBEAT_MISSES], &in->heartbeat_misses);
+	get_u32(tb[ICS_A_VOTES], &in->votes);
+	get_u32(tb[ICS_A_EXPECTED_VOTES], &in->expected_votes);
+	get_u32(tb[ICS_A_CURRENT_VOTES], &in->current_votes);
+	get_u32(tb[ICS_A_QUORUM], &in->quorum);
+	get_u32(tb[ICS_A_GENERATION], &in->generation);
+	get_u32(tb[ICS_A_INCARNATION], &in->incarnation);
+	in->has_quorum = tb[ICS_A_HAS_QUORUM] && nla_get_u8(tb[ICS_A_HAS_QUORUM]);
 	get_u32(tb[ICS_A_LINK_TIMEOUT_MS], &in->link_timeout_ms);
 	get_u32(tb[ICS_A_LINK_WINDOW], &in->link_window);
 	in->reset_age_ms = icsnl_get_u64(tb[ICS_A_RESET_AGE_MS]);
@@ -716,6 +735,11 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_MSGS_FAILED]		= "msgs_failed",
 	[ICS_STAT_RX_DUP_MSGS]		= "rx_dup_msgs",
 	[ICS_STAT_TX_EAGAIN]		= "tx_eagain",
+	[ICS_STAT_RX_PEER_DOWN]		= "rx_peer_down",
+	[ICS_STAT_TX_HOSTDOWN]		= "tx_hostdown",
+	[ICS_STAT_HB_LATE]		= "hb_late",
+	[ICS_STAT_EVENTS_LOST]		= "events_lost",
+	[ICS_STAT_RX_BAD_HELLO]		= "rx_bad_hello",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */
@@ -772,8 +796,28 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		show_u64(j, fmt, "mtu", in->mtu, false);
 	if (have(in, ICS_A_MSG_MAX))
 		show_u64(j, fmt, "msg_max", in->msg_max, false);
-	if (have(in, ICS_A_HELLO_MS))
-		show_u64(j, fmt, "hello_ms", in->hello_ms, false);
+	if (have(in, ICS_A_INCARNATION))
+		show_u64(j, fmt, "incarnation", in->incarnation, false);
+	if (have(in, ICS_A_HEARTBEAT_MS))
+		show_u64(j, fmt, "heartbeat_ms", in->heartbeat_ms, false);
+	if (have(in, ICS_A_HEARTBEAT_MISSES))
+		show_u64(j, fmt, "heartbeat_misses", in->heartbeat_misses, false);
+	if (have(in, ICS_A_VOTES))
+		show_u64(j, fmt, "votes", in->votes, false);
+	if (have(in, ICS_A_GENERATION))
+		show_u64(j, fmt, "generation", in->generation, false);
+	if (have(in, ICS_A_CURRENT_VOTES))
+		show_u64(j, fmt, "current_votes", in->current_votes, false);
+	if (have(in, ICS_A_EXPECTED_VOTES))
+		show_u64(j, fmt, "expected_votes", in->expected_votes, false);
+	if (have(in, ICS_A_QUORUM))
+		show_u64(j, fmt, "quorum", in->quorum, false);
+	if (have(in, ICS_A_HAS_QUORUM)) {
+		if (j)
+			json_bool(j, "has_quorum", in->has_quorum);
+		else
+			show_str(j, "has_quorum", in->has_quorum ? "yes" : "no");
+	}
 	if (have(in, ICS_A_LINK_TIMEOUT_MS))
 		show_u64(j, fmt, "link_timeout_ms", in->link_timeout_ms, false);
 	if (have(in, ICS_A_LINK_WINDOW))
@@ -957,6 +1001,332 @@ void ics_test_json(struct json *j, const struct ics_test_result *r)
 			json_u64(j, key, r->rtt_ns[i]);
 		}
 		json_obj_end(j);
+	}
+	json_obj_end(j);
+}
+
+/* Membership */
+
+const char *ics_member_state_name(uint8_t state)
+{
+	switch (state) {
+	case ICS_MEMBER_NONE:
+		return "none";
+	case ICS_MEMBER_JOINING:
+		return "joining";
+	case ICS_MEMBER_UP:
+		return "member";
+	case ICS_MEMBER_DOWN:
+		return "down";
+	case ICS_MEMBER_LEFT:
+		return "left";
+	default:
+		return "unknown";
+	}
+}
+
+const char *ics_reason_name(uint8_t reason)
+{
+	static const char *const names[] = {
+		[ICS_REASON_NONE] = "-",
+		[ICS_REASON_HEARD] = "heard",
+		[ICS_REASON_TWO_WAY] = "two-way",
+		[ICS_REASON_ONE_WAY] = "one-way",
+		[ICS_REASON_SILENT] = "silent",
+		[ICS_REASON_LEAVING] = "leaving",
+		[ICS_REASON_RESTART] = "restart",
+		[ICS_REASON_MOVED] = "moved",
+	};
+
+	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "unknown";
+}
+
+const char *icsnl_fmt_mac(char *buf, const uint8_t *m)
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return buf;
+}
+
+const char *icsnl_fmt_ago(char *buf, uint64_t ns)
+{
+	uint64_t us = ns / 1000, ms = ns / 1000000, s = ns / 1000000000ULL;
+
+	if (us < 1000)
+		snprintf(buf, ICS_NUMBUF, "%lluus", (unsigned long long)us);
+	else if (ms < 1000)
+		snprintf(buf, ICS_NUMBUF, "%llums", (unsigned long long)ms);
+	else if (s < 60)
+		snprintf(buf, ICS_NUMBUF, "%llu.%llus", (unsigned long long)s,
+			 (unsigned long long)(ms % 1000 / 100));
+	else if (s < 3600)
+		snprintf(buf, ICS_NUMBUF, "%llum%02llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else
+		snprintf(buf, ICS_NUMBUF, "%lluh%02llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s / 60 % 60));
+	return buf;
+}
+
+uint64_t icsnl_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Size of each attribute (1, 4, 8; 6 for a MAC), to check and to read. */
+static const struct {
+	const char *key;
+	int size;
+} member_attrs[ICS_MEMBER_A_MAX + 1] = {
+	[ICS_MEMBER_A_NODE]		= { "node", 4 },
+	[ICS_MEMBER_A_SELF]		= { "self", 1 },
+	[ICS_MEMBER_A_STATE]		= { "state", 1 },
+	[ICS_MEMBER_A_REASON]		= { "reason", 1 },
+	[ICS_MEMBER_A_INCARNATION]	= { "incarnation", 4 },
+	[ICS_MEMBER_A_VOTES]		= { "votes", 4 },
+	[ICS_MEMBER_A_ADDRESS]		= { "address", 6 },
+	[ICS_MEMBER_A_SINCE_NS]		= { "since_ns", 8 },
+	[ICS_MEMBER_A_LAST_HEARD_NS]	= { "last_heard_ns", 8 },
+	[ICS_MEMBER_A_HEARTBEAT_MS]	= { "heartbeat_ms", 4 },
+	[ICS_MEMBER_A_HB_RX]		= { "hb_rx", 8 },
+	[ICS_MEMBER_A_HB_MISSED]	= { "hb_missed", 8 },
+	[ICS_MEMBER_A_HB_RTT_US]	= { "hb_rtt_us", 4 },
+	[ICS_MEMBER_A_SEES_US]		= { "sees_us", 1 },
+	[ICS_MEMBER_A_CONFLICTS]	= { "conflicts", 8 },
+	[ICS_MEMBER_A_CONFLICT_ADDRESS]	= { "conflict_address", 6 },
+};
+
+static const struct {
+	const char *key;
+	int size;
+} event_attrs[ICS_EVENT_A_MAX + 1] = {
+	[ICS_EVENT_A_TYPE]		= { "type", 1 },
+	[ICS_EVENT_A_TIME_NS]		= { "time_ns", 8 },
+	[ICS_EVENT_A_REALTIME_NS]	= { "realtime_ns", 8 },
+	[ICS_EVENT_A_GENERATION]	= { "generation", 4 },
+	[ICS_EVENT_A_NODE]		= { "node", 4 },
+	[ICS_EVENT_A_OLD_STATE]		= { "old_state", 1 },
+	[ICS_EVENT_A_STATE]		= { "state", 1 },
+	[ICS_EVENT_A_REASON]		= { "reason", 1 },
+	[ICS_EVENT_A_INCARNATION]	= { "incarnation", 4 },
+	[ICS_EVENT_A_SILENT_MS]		= { "silent_ms", 4 },
+	[ICS_EVENT_A_ADDRESS]		= { "address", 6 },
+	[ICS_EVENT_A_CURRENT_VOTES]	= { "current_votes", 4 },
+	[ICS_EVENT_A_EXPECTED_VOTES]	= { "expected_votes", 4 },
+	[ICS_EVENT_A_QUORUM]		= { "quorum", 4 },
+	[ICS_EVENT_A_HAS_QUORUM]	= { "has_quorum", 1 },
+	[ICS_EVENT_A_LOST]		= { "lost", 4 },
+};
+
+/*
+ * Every attribute of @nest whose type has a size in @sizes (by index):
+ * numbers into v[], 6-byte ones into @mac (the attribute @mac_type) or
+ * @mac2. Too short: -EPROTO. Unknown types are skipped (newer kernels).
+ */
+static int parse_flat(const struct nlattr *nest, int max, const int *sizes, bool *have,
+		      uint64_t *v, int mac_type, uint8_t *mac, uint8_t *mac2)
+{
+	struct nlattr *a;
+	int rem, t;
+
+	nla_for_each_nested(a, (struct nlattr *)nest, rem) {
+		t = nla_type(a);
+		if (t < 0 || t > max || !sizes[t])
+			continue;
+		if (nla_len(a) < sizes[t])
+			return -EPROTO;
+		have[t] = true;
+		switch (sizes[t]) {
+		case 1:
+			v[t] = nla_get_u8(a);
+			break;
+		case 4:
+			v[t] = nla_get_u32(a);
+			break;
+		case 8:
+			v[t] = nla_get_u64(a);
+			break;
+		case 6:
+			memcpy(t == mac_type ? mac : mac2, nla_data(a), 6);
+			break;
+		}
+	}
+	return 0;
+}
+
+int ics_member_parse(const struct nlattr *nest, struct ics_member *m)
+{
+	int sizes[ICS_MEMBER_A_MAX + 1], i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i <= ICS_MEMBER_A_MAX; i++)
+		sizes[i] = member_attrs[i].size;
+	if (!nest || parse_flat(nest, ICS_MEMBER_A_MAX, sizes, m->have, m->v,
+				ICS_MEMBER_A_ADDRESS, m->addr, m->conflict_addr))
+		return -EPROTO;
+	return m->have[ICS_MEMBER_A_NODE] && m->have[ICS_MEMBER_A_STATE] ? 0 : -EPROTO;
+}
+
+void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns)
+{
+	char mac[18];
+	int i;
+
+	json_obj_begin(j, NULL);
+	for (i = 0; i <= ICS_MEMBER_A_MAX; i++) {
+		const char *key = member_attrs[i].key;
+
+		if (!m->have[i] || !key)
+			continue;
+		switch (i) {
+		case ICS_MEMBER_A_SELF:
+		case ICS_MEMBER_A_SEES_US:
+			json_bool(j, key, m->v[i]);
+			break;
+		case ICS_MEMBER_A_STATE:
+			json_str(j, key, ics_member_state_name(m->v[i]));
+			break;
+		case ICS_MEMBER_A_REASON:
+			json_str(j, key, ics_reason_name(m->v[i]));
+			break;
+		case ICS_MEMBER_A_ADDRESS:
+			json_str(j, key, icsnl_fmt_mac(mac, m->addr));
+			break;
+		case ICS_MEMBER_A_CONFLICT_ADDRESS:
+			json_str(j, key, icsnl_fmt_mac(mac, m->conflict_addr));
+			break;
+		default:
+			json_u64(j, key, m->v[i]);
+		}
+	}
+	if (m->have[ICS_MEMBER_A_SINCE_NS] && now_ns >= m->v[ICS_MEMBER_A_SINCE_NS])
+		json_u64(j, "since_ago_ms", (now_ns - m->v[ICS_MEMBER_A_SINCE_NS]) / 1000000);
+	if (m->have[ICS_MEMBER_A_LAST_HEARD_NS] && now_ns >= m->v[ICS_MEMBER_A_LAST_HEARD_NS])
+		json_u64(j, "last_heard_ago_ms",
+			 (now_ns - m->v[ICS_MEMBER_A_LAST_HEARD_NS]) / 1000000);
+	json_obj_end(j);
+}
+
+int ics_event_parse(const struct nlattr *nest, struct ics_event_msg *e)
+{
+	int sizes[ICS_EVENT_A_MAX + 1], i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i <= ICS_EVENT_A_MAX; i++)
+		sizes[i] = event_attrs[i].size;
+	if (!nest || parse_flat(nest, ICS_EVENT_A_MAX, sizes, e->have, e->v, ICS_EVENT_A_ADDRESS,
+				e->addr, e->addr))
+		return -EPROTO;
+	return e->have[ICS_EVENT_A_TYPE] ? 0 : -EPROTO;
+}
+
+static const char *event_type_name(uint64_t type)
+{
+	switch (type) {
+	case ICS_EVENT_NODE:
+		return "node";
+	case ICS_EVENT_QUORUM:
+		return "quorum";
+	case ICS_EVENT_CONFLICT:
+		return "conflict";
+	case ICS_EVENT_BOUND:
+		return "bound";
+	case ICS_EVENT_UNBOUND:
+		return "unbound";
+	default:
+		return "unknown";
+	}
+}
+
+void ics_event_format(char *buf, size_t len, const struct ics_event_msg *e)
+{
+	const uint64_t *v = e->v;
+	char ts[40] = "-", mac[18];
+	size_t n = 0;
+
+	if (e->have[ICS_EVENT_A_REALTIME_NS]) {
+		time_t secs = v[ICS_EVENT_A_REALTIME_NS] / 1000000000ULL;
+		struct tm tm;
+		char hms[24];
+
+		localtime_r(&secs, &tm);
+		strftime(hms, sizeof(hms), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(ts, sizeof(ts), "%s.%06llu", hms,
+			 (unsigned long long)(v[ICS_EVENT_A_REALTIME_NS] / 1000 % 1000000));
+	}
+#define OUT(...) (n += snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	OUT("%s gen %llu: ", ts, (unsigned long long)v[ICS_EVENT_A_GENERATION]);
+	switch (v[ICS_EVENT_A_TYPE]) {
+	case ICS_EVENT_NODE:
+		OUT("node %llu %s -> %s (%s", (unsigned long long)v[ICS_EVENT_A_NODE],
+		    ics_member_state_name(v[ICS_EVENT_A_OLD_STATE]),
+		    ics_member_state_name(v[ICS_EVENT_A_STATE]),
+		    ics_reason_name(v[ICS_EVENT_A_REASON]));
+		if (v[ICS_EVENT_A_REASON] == ICS_REASON_SILENT)
+			OUT(" %llu ms", (unsigned long long)v[ICS_EVENT_A_SILENT_MS]);
+		OUT("), incarnation %llu", (unsigned long long)v[ICS_EVENT_A_INCARNATION]);
+		break;
+	case ICS_EVENT_QUORUM:
+		OUT("quorum %s", v[ICS_EVENT_A_HAS_QUORUM] ? "gained" : "lost");
+		break;
+	case ICS_EVENT_CONFLICT:
+		OUT("node %llu claimed by %s: conflict, its frames dropped",
+		    (unsigned long long)v[ICS_EVENT_A_NODE], icsnl_fmt_mac(mac, e->addr));
+		break;
+	case ICS_EVENT_BOUND:
+		OUT("bound as node %llu, incarnation %llu",
+		    (unsigned long long)v[ICS_EVENT_A_NODE],
+		    (unsigned long long)v[ICS_EVENT_A_INCARNATION]);
+		break;
+	case ICS_EVENT_UNBOUND:
+		OUT("unbound");
+		break;
+	default:
+		OUT("event type %llu", (unsigned long long)v[ICS_EVENT_A_TYPE]);
+	}
+	OUT("; votes %llu of %llu expected, quorum %llu: %s",
+	    (unsigned long long)v[ICS_EVENT_A_CURRENT_VOTES],
+	    (unsigned long long)v[ICS_EVENT_A_EXPECTED_VOTES],
+	    (unsigned long long)v[ICS_EVENT_A_QUORUM],
+	    v[ICS_EVENT_A_HAS_QUORUM] ? "yes" : "no");
+	if (v[ICS_EVENT_A_LOST])
+		OUT(" (%llu earlier events lost)", (unsigned long long)v[ICS_EVENT_A_LOST]);
+#undef OUT
+}
+
+void ics_event_json(struct json *j, const struct ics_event_msg *e)
+{
+	char mac[18];
+	int i;
+
+	json_obj_begin(j, NULL);
+	for (i = 0; i <= ICS_EVENT_A_MAX; i++) {
+		const char *key = event_attrs[i].key;
+
+		if (!e->have[i] || !key)
+			continue;
+		switch (i) {
+		case ICS_EVENT_A_TYPE:
+			json_str(j, key, event_type_name(e->v[i]));
+			break;
+		case ICS_EVENT_A_OLD_STATE:
+		case ICS_EVENT_A_STATE:
+			json_str(j, key, ics_member_state_name(e->v[i]));
+			break;
+		case ICS_EVENT_A_REASON:
+			json_str(j, key, ics_reason_name(e->v[i]));
+			break;
+		case ICS_EVENT_A_HAS_QUORUM:
+			json_bool(j, key, e->v[i]);
+			break;
+		case ICS_EVENT_A_ADDRESS:
+			json_str(j, key, icsnl_fmt_mac(mac, e->addr));
+			break;
+		default:
+			json_u64(j, key, e->v[i]);
+		}
 	}
 	json_obj_end(j);
 }

@@ -113,8 +113,10 @@ struct ics_instance {
 	uint8_t state;
 	char ifname[16];
 	uint8_t addr[6];
-	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, hello_ms;
+	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, heartbeat_ms, heartbeat_misses;
 	uint32_t link_timeout_ms, link_window;
+	uint32_t votes, expected_votes, current_votes, quorum, generation, incarnation;
+	bool has_quorum;
 	uint64_t reset_age_ms;
 	uint64_t stats[ICS_STATS_SLOTS];
 	bool stat_have[ICS_STATS_SLOTS];
@@ -151,5 +153,36 @@ extern const char *const ics_rtt_names[ICS_RTT_STATS];	/* "min", "p50", ... */
 int ics_test_parse(struct nlattr **tb, void *result);	/* an icsnl_cb_t */
 bool ics_test_ok(const struct ics_test_result *r, uint32_t count);
 void ics_test_json(struct json *j, const struct ics_test_result *r);
+
+/* Membership: names of states and reasons, the view, events. */
+const char *ics_member_state_name(uint8_t state);	/* "member", "down", ... */
+const char *ics_reason_name(uint8_t reason);		/* "silent", "two-way", ... */
+const char *icsnl_fmt_mac(char *buf, const uint8_t *mac);	/* buf: 18 bytes */
+/* Nanoseconds as a short duration: "850us", "12ms", "3.2s", "5m12s", "2h05m". */
+const char *icsnl_fmt_ago(char *buf, uint64_t ns);
+uint64_t icsnl_monotonic_ns(void);	/* CLOCK_MONOTONIC, the kernel's ktime_get_ns() */
+
+/* ICS_CMD_GET_MEMBERS: one ICS_A_MEMBER nest. */
+struct ics_member {
+	bool have[ICS_MEMBER_A_MAX + 1];
+	uint64_t v[ICS_MEMBER_A_MAX + 1];	/* u8, u32 and u64 attributes */
+	uint8_t addr[6], conflict_addr[6];
+};
+
+int ics_member_parse(const struct nlattr *nest, struct ics_member *m);	/* 0 or -EPROTO */
+/* One object of the "members" array; @now_ns gives the *_ago_ms keys. */
+void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns);
+
+/* ICS_CMD_EVENT: one ICS_A_EVENT nest. */
+struct ics_event_msg {
+	bool have[ICS_EVENT_A_MAX + 1];
+	uint64_t v[ICS_EVENT_A_MAX + 1];
+	uint8_t addr[6];
+};
+
+int ics_event_parse(const struct nlattr *nest, struct ics_event_msg *e);	/* 0 or -EPROTO */
+/* The text line of icstat monitor (no newline), or its JSON object. */
+void ics_event_format(char *buf, size_t len, const struct ics_event_msg *e);
+void ics_event_json(struct json *j, const struct ics_event_msg *e);
 
 #endif /* ICSNL_H */

@@ -8,12 +8,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <netlink/netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
 
 #include "icsnl.h"
 
@@ -640,6 +644,231 @@ static int cmd_links(struct icsnl *nl, const struct ics_instance *in, const stru
 	return 0;
 }
 
+/* ICS_CMD_GET_MEMBERS */
+
+struct ics_members {
+	int n;
+	struct ics_member m[1 + ICS_MAX_NODES];	/* in dump order: us first */
+};
+
+static int member_cb(struct nlattr **tb, void *arg)
+{
+	struct ics_members *ms = arg;
+
+	if (ms->n >= (int)ARRAY_SIZE(ms->m))
+		return 0;
+	if (ics_member_parse(tb[ICS_A_MEMBER], &ms->m[ms->n]))
+		return -EPROTO;
+	ms->n++;
+	return 0;
+}
+
+/* The view's summary: the line under the table, or the JSON members. */
+static void quorum_line(const struct ics_instance *in)
+{
+	printf("generation %u; votes %u of %u expected, quorum %u: %s\n", in->generation,
+	       in->current_votes, in->expected_votes, in->quorum,
+	       in->has_quorum ? "has quorum" : "NO QUORUM");
+}
+
+static const char *const member_heads[] = {
+	"node", "state", "since", "reason", "last_heard", "hb_rtt", "hb_rx", "missed",
+	"votes", "incarnation", "address",
+};
+
+static int cmd_members(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	struct ics_members *ms;
+	char buf[ICS_NUMBUF], mac[18];
+	uint64_t now;
+	struct table t;
+	struct json j;
+	size_t c;
+	int i;
+
+	if (in->state != ICS_STATE_BOUND) {
+		icsnl_err("members: instance is %s, not bound (icsctl bind)",
+			  ics_state_name(in->state));
+		return 1;
+	}
+	ms = calloc(1, sizeof(*ms));
+	if (!ms) {
+		icsnl_err("members: %s", strerror(ENOMEM));
+		return 1;
+	}
+	if (dump(nl, ICS_CMD_GET_MEMBERS, member_cb, ms, sizeof(*ms), "members")) {
+		free(ms);
+		return 1;
+	}
+	now = icsnl_monotonic_ns();
+	if (o->fmt.json) {
+		json_init(&j, stdout, o->fmt.pretty);
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "generation", in->generation);
+		json_u64(&j, "current_votes", in->current_votes);
+		json_u64(&j, "expected_votes", in->expected_votes);
+		json_u64(&j, "quorum", in->quorum);
+		json_bool(&j, "has_quorum", in->has_quorum);
+		json_u64(&j, "heartbeat_ms", in->heartbeat_ms);
+		json_u64(&j, "heartbeat_misses", in->heartbeat_misses);
+		json_u64(&j, "now_ns", now);
+		json_arr_begin(&j, "members");
+		for (i = 0; i < ms->n; i++)
+			ics_member_json(&j, &ms->m[i], now);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		free(ms);
+		return 0;
+	}
+	memset(&t, 0, sizeof(t));
+	for (c = 0; c < ARRAY_SIZE(member_heads); c++)
+		table_str(&t, member_heads[c]);
+	table_end_row(&t);
+	for (i = 0; i < ms->n; i++) {
+		const struct ics_member *m = &ms->m[i];
+		const uint64_t *v = m->v;
+		bool self = v[ICS_MEMBER_A_SELF];
+
+		snprintf(table_next(&t), ICS_NUMBUF, "%llu%s",
+			 (unsigned long long)v[ICS_MEMBER_A_NODE], self ? "*" : "");
+		table_str(&t, ics_member_state_name(v[ICS_MEMBER_A_STATE]));
+		if (!m->have[ICS_MEMBER_A_SINCE_NS] || now < v[ICS_MEMBER_A_SINCE_NS])
+			table_str(&t, "-");
+		else
+			table_str(&t, icsnl_fmt_ago(buf, now - v[ICS_MEMBER_A_SINCE_NS]));
+		table_str(&t, self ? "-" : ics_reason_name(v[ICS_MEMBER_A_REASON]));
+		if (self || !m->have[ICS_MEMBER_A_LAST_HEARD_NS] ||
+		    now < v[ICS_MEMBER_A_LAST_HEARD_NS])
+			table_str(&t, "-");
+		else
+			table_str(&t, icsnl_fmt_ago(buf, now - v[ICS_MEMBER_A_LAST_HEARD_NS]));
+		if (!v[ICS_MEMBER_A_HB_RTT_US])
+			table_str(&t, "-");
+		else
+			table_str(&t, icsnl_fmt_ago(buf, v[ICS_MEMBER_A_HB_RTT_US] * 1000));
+		if (self) {
+			table_str(&t, "-");
+			table_str(&t, "-");
+		} else {
+			table_count(&t, v[ICS_MEMBER_A_HB_RX], o);
+			table_count(&t, v[ICS_MEMBER_A_HB_MISSED], o);
+		}
+		table_u64(&t, v[ICS_MEMBER_A_VOTES]);
+		table_u64(&t, v[ICS_MEMBER_A_INCARNATION]);
+		table_str(&t, icsnl_fmt_mac(mac, m->addr));
+		table_end_row(&t);
+	}
+	table_print(&t);
+	quorum_line(in);
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].v[ICS_MEMBER_A_CONFLICTS])
+			printf("node %llu: %llu frames from %s claimed its id (conflict, dropped)\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_CONFLICTS],
+			       icsnl_fmt_mac(mac, ms->m[i].conflict_addr));
+	free(ms);
+	return 0;
+}
+
+/* icstat monitor: one line (or JSON object) per membership event. */
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int event_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[ICS_A_MAX + 1];
+	const struct opts *o = arg;
+	struct ics_event_msg e;
+	char line[256];
+	struct json j;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ICS_A_MAX, NULL) < 0 ||
+	    ics_event_parse(tb[ICS_A_EVENT], &e)) {
+		icsnl_err("monitor: malformed event ignored");
+		return NL_SKIP;
+	}
+	if (o->fmt.json) {
+		json_init(&j, stdout, false);
+		ics_event_json(&j, &e);	/* one line, newline included */
+	} else {
+		ics_event_format(line, sizeof(line), &e);
+		puts(line);
+	}
+	fflush(stdout);
+	return NL_OK;
+}
+
+static int cmd_monitor(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct pollfd pfd;
+	struct json j;
+	int grp, err;
+
+	grp = genl_ctrl_resolve_grp(nl->sk, ICS_GENL_NAME, ICS_GENL_MCGRP_EVENTS);
+	if (grp < 0) {
+		icsnl_err("monitor: no \"%s\" group in the ics family: %s", ICS_GENL_MCGRP_EVENTS,
+			  nl_geterror(grp));
+		return 1;
+	}
+	err = nl_socket_add_membership(nl->sk, grp);
+	if (err < 0) {
+		icsnl_err("monitor: joining the events group: %s", nl_geterror(err));
+		return 1;
+	}
+	nl_socket_disable_seq_check(nl->sk);
+	nl_socket_set_buffer_size(nl->sk, 1 << 20, 0);
+	nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, event_cb, (void *)o);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	/* The view we start from: events are changes to it. */
+	if (o->fmt.json) {
+		json_init(&j, stdout, false);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "type", "start");
+		json_str(&j, "state", ics_state_name(in->state));
+		if (in->state == ICS_STATE_BOUND) {
+			json_u64(&j, "node", in->node_id);
+			json_u64(&j, "generation", in->generation);
+			json_bool(&j, "has_quorum", in->has_quorum);
+		}
+		json_obj_end(&j);
+	} else if (in->state == ICS_STATE_BOUND) {
+		printf("# monitoring node %u: ", in->node_id);
+		quorum_line(in);
+	} else {
+		printf("# monitoring: instance %s\n", ics_state_name(in->state));
+	}
+	fflush(stdout);
+
+	/* libnl retries a recvmsg() a signal interrupted: wait in poll() instead. */
+	pfd.fd = nl_socket_get_fd(nl->sk);
+	pfd.events = POLLIN;
+	while (!stop) {
+		if (poll(&pfd, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			icsnl_err("monitor: poll: %s", strerror(errno));
+			return 1;
+		}
+		err = nl_recvmsgs_default(nl->sk);
+		if (err == -NLE_NOMEM) {
+			/* ENOBUFS: the socket overflowed; say so, go on. */
+			icsnl_err("monitor: events lost: the receive buffer overflowed");
+		} else if (err < 0 && err != -NLE_INTR) {
+			icsnl_err("monitor: %s", nl_geterror(err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int cmd_show(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
 {
 	(void)nl;
@@ -656,6 +885,8 @@ static const struct command {
 	{ "channels", cmd_channels },
 	{ "nodes", cmd_nodes },
 	{ "links", cmd_links },
+	{ "members", cmd_members },
+	{ "monitor", cmd_monitor },
 	{ "show", cmd_show },
 };
 
@@ -670,6 +901,8 @@ static void usage(FILE *f)
 		"  channels                     per-channel message, byte and pattern counters\n"
 		"  nodes                        per-node reachability and counters\n"
 		"  links [-N NODE]              per-peer reliable link state and counters\n"
+		"  members                      the membership view: states, heartbeats, quorum\n"
+		"  monitor                      one line per membership event, until interrupted\n"
 		"  show                         instance state and counters\n"
 		"  help                         this text\n"
 		"\n"
@@ -785,7 +1018,7 @@ int main(int argc, char **argv)
 		icsnl_close(&nl);
 		return 1;
 	}
-	if (in.state == ICS_STATE_UNUSED) {
+	if (in.state == ICS_STATE_UNUSED && cmd->fn != cmd_monitor) {
 		icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
 		icsnl_close(&nl);
 		return 1;

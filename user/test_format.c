@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <netlink/msg.h>
 
@@ -219,6 +220,8 @@ static const struct named {
 	NAMED(ICS_STAT_, TX_ACKS), NAMED(ICS_STAT_, RX_ACKS), NAMED(ICS_STAT_, TX_RESETS),
 	NAMED(ICS_STAT_, RX_RESETS), NAMED(ICS_STAT_, LINK_RESETS), NAMED(ICS_STAT_, MSGS_DONE),
 	NAMED(ICS_STAT_, MSGS_FAILED), NAMED(ICS_STAT_, RX_DUP_MSGS), NAMED(ICS_STAT_, TX_EAGAIN),
+	NAMED(ICS_STAT_, RX_PEER_DOWN), NAMED(ICS_STAT_, TX_HOSTDOWN), NAMED(ICS_STAT_, HB_LATE),
+	NAMED(ICS_STAT_, EVENTS_LOST), NAMED(ICS_STAT_, RX_BAD_HELLO),
 };
 
 /* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */
@@ -407,6 +410,101 @@ static void show_keys(void)
 	free(buf);
 }
 
+static void member_json_fn(struct json *j, const void *m)
+{
+	ics_member_json(j, m, 5000000000ULL);
+}
+
+static void event_json_fn(struct json *j, const void *e)
+{
+	ics_event_json(j, e);
+}
+
+/*
+ * A member and an event as the kernel sends them (padding, an attribute
+ * newer than this tool): decoded, as JSON, and the monitor's line.
+ */
+static void membership(void)
+{
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 3 };
+	struct nlattr *tb[ICS_A_MAX + 1], *nest;
+	struct ics_event_msg e;
+	struct ics_member m;
+	struct nl_msg *msg;
+	char line[256], buf[ICS_NUMBUF];
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_A_MEMBER);
+	nla_put_u32(msg, ICS_MEMBER_A_NODE, 3);
+	nla_put_u8(msg, ICS_MEMBER_A_SELF, 0);
+	nla_put_u8(msg, ICS_MEMBER_A_STATE, ICS_MEMBER_DOWN);
+	nla_put_u8(msg, ICS_MEMBER_A_REASON, ICS_REASON_SILENT);
+	nla_put_u32(msg, ICS_MEMBER_A_INCARNATION, 77);
+	nla_put(msg, ICS_MEMBER_A_ADDRESS, 6, mac);
+	nla_put_u64(msg, ICS_MEMBER_A_SINCE_NS, 3000000000ULL);
+	nla_put_u64(msg, ICS_MEMBER_A_LAST_HEARD_NS, 2600000000ULL);
+	nla_put_u32(msg, ICS_MEMBER_A_HB_RTT_US, 120);
+	nla_put_u8(msg, ICS_MEMBER_A_SEES_US, 0);
+	nla_put_u32(msg, ICS_MEMBER_A_MAX + 1, 9);	/* newer than us */
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_member_parse(tb[ICS_A_MEMBER], &m) && m.v[ICS_MEMBER_A_NODE] == 3,
+	       "member nest parses");
+	expect_json(json_capture(member_json_fn, &m),
+		    "{\"node\": 3, \"self\": false, \"state\": \"down\", \"reason\": \"silent\", "
+		    "\"incarnation\": 77, \"address\": \"02:00:00:00:00:03\", "
+		    "\"since_ns\": 3000000000, \"last_heard_ns\": 2600000000, \"hb_rtt_us\": 120, "
+		    "\"sees_us\": false, \"since_ago_ms\": 2000, \"last_heard_ago_ms\": 2400}\n",
+		    "member JSON: names, MAC, ages from now");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_A_MEMBER);
+	nla_put_u32(msg, ICS_MEMBER_A_NODE, 3);
+	nla_put_u8(msg, ICS_MEMBER_A_STATE, 1);
+	nla_put(msg, ICS_MEMBER_A_INCARNATION, 2, mac);	/* too short */
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(ics_member_parse(tb[ICS_A_MEMBER], &m) == -EPROTO, "short member attribute: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_A_EVENT);
+	nla_put_u8(msg, ICS_EVENT_A_TYPE, ICS_EVENT_NODE);
+	nla_put_u64(msg, ICS_EVENT_A_REALTIME_NS, 1795000000123456789ULL);
+	nla_put_u32(msg, ICS_EVENT_A_GENERATION, 12);
+	nla_put_u32(msg, ICS_EVENT_A_NODE, 3);
+	nla_put_u8(msg, ICS_EVENT_A_OLD_STATE, ICS_MEMBER_UP);
+	nla_put_u8(msg, ICS_EVENT_A_STATE, ICS_MEMBER_DOWN);
+	nla_put_u8(msg, ICS_EVENT_A_REASON, ICS_REASON_SILENT);
+	nla_put_u32(msg, ICS_EVENT_A_INCARNATION, 77);
+	nla_put_u32(msg, ICS_EVENT_A_SILENT_MS, 402);
+	nla_put_u32(msg, ICS_EVENT_A_CURRENT_VOTES, 2);
+	nla_put_u32(msg, ICS_EVENT_A_EXPECTED_VOTES, 3);
+	nla_put_u32(msg, ICS_EVENT_A_QUORUM, 2);
+	nla_put_u8(msg, ICS_EVENT_A_HAS_QUORUM, 1);
+	nla_put_u32(msg, ICS_EVENT_A_LOST, 0);
+	nla_nest_end(msg, nest);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_event_parse(tb[ICS_A_EVENT], &e), "event nest parses");
+	ics_event_format(line, sizeof(line), &e);
+	str_eq(line, "2026-11-18T11:06:40.123456 gen 12: node 3 member -> down (silent 402 ms), "
+	       "incarnation 77; votes 2 of 3 expected, quorum 2: yes", "monitor line: node down");
+	expect_json(json_capture(event_json_fn, &e),
+		    "{\"type\": \"node\", \"realtime_ns\": 1795000000123456789, \"generation\": 12, "
+		    "\"node\": 3, \"old_state\": \"member\", \"state\": \"down\", "
+		    "\"reason\": \"silent\", \"incarnation\": 77, \"silent_ms\": 402, "
+		    "\"current_votes\": 2, \"expected_votes\": 3, \"quorum\": 2, "
+		    "\"has_quorum\": true, \"lost\": 0}\n", "event JSON");
+	nlmsg_free(msg);
+
+	str_eq(icsnl_fmt_ago(buf, 850000), "850us", "ago 850 us");
+	str_eq(icsnl_fmt_ago(buf, 12345678), "12ms", "ago 12 ms");
+	str_eq(icsnl_fmt_ago(buf, 3250000000ULL), "3.2s", "ago 3.2 s");
+	str_eq(icsnl_fmt_ago(buf, 312000000000ULL), "5m12s", "ago 5 min 12 s");
+	str_eq(icsnl_fmt_ago(buf, 7500000000000ULL), "2h05m", "ago 2 h 5 min");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -501,6 +599,9 @@ int main(void)
 	link_decode();
 	test_reply();
 	show_keys();
+	setenv("TZ", "UTC", 1);
+	tzset();
+	membership();
 
 	hist_labels();
 

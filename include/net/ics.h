@@ -9,6 +9,7 @@
 #include <linux/skbuff.h>
 #include <linux/types.h>
 #include <linux/gfp.h>
+#include <linux/notifier.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/ics.h>
 
@@ -39,8 +40,8 @@ struct ics_handler {
  * @done: optional; called exactly once when ics_send_msg() returned 0:
  *	with 0 once the peer has acknowledged every byte (it has delivered the
  *	message), or with -ETIMEDOUT (the link made no progress for
- *	link_timeout_ms), -ECONNRESET (the peer restarted) or -ENETDOWN (we
- *	unbound). A failed message may still have been delivered if only its
+ *	link_timeout_ms), -ECONNRESET (the peer restarted), -EHOSTDOWN (the
+ *	peer went down or left) or -ENETDOWN (we unbound). A failed message may still have been delivered if only its
  *	acknowledgement was lost. Runs in softirq or process context (at
  *	unbind: under RTNL) with no ics lock held; it must not sleep.
  * @ctx: passed to @done
@@ -54,6 +55,44 @@ struct ics_send_args {
 
 #define ICS_SEND_NONBLOCK	0x1
 
+/**
+ * struct ics_event - a membership event, as listeners get it
+ * @type: enum ics_event_type (also the notifier's action)
+ * @node: the node it is about (NODE, CONFLICT; BOUND, UNBOUND: our id)
+ * @old_state: its state before (NODE), enum ics_member_state
+ * @state: its state now (NODE)
+ * @reason: why (NODE), enum ics_reason
+ * @incarnation: its incarnation (NODE; BOUND: ours)
+ * @silent_ms: time since its last frame when the event happened (NODE)
+ * @addr: its MAC (NODE); the MAC claiming its id (CONFLICT)
+ * @generation: the membership view this event made, or was seen in
+ * @current_votes: votes present now, ours included
+ * @expected_votes: expected votes now
+ * @quorum: votes needed, (@expected_votes + 2) / 2
+ * @has_quorum: @current_votes >= @quorum
+ * @lost: events dropped before this one because the queue was full
+ * @time_ns: CLOCK_MONOTONIC when it happened
+ * @real_ns: CLOCK_REALTIME when it happened
+ */
+struct ics_event {
+	u8 type;
+	u8 node;
+	u8 old_state;
+	u8 state;
+	u8 reason;
+	bool has_quorum;
+	u8 addr[6];
+	u32 incarnation;
+	u32 silent_ms;
+	u32 generation;
+	u32 current_votes;
+	u32 expected_votes;
+	u32 quorum;
+	u32 lost;
+	u64 time_ns;
+	u64 real_ns;
+};
+
 int ics_register_handler(struct net *net, unsigned int channel, struct ics_handler *h);
 void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_handler *h);
 int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
@@ -61,5 +100,22 @@ int ics_send(struct net *net, u8 node, unsigned int channel, const void *data, s
 int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
 		 const struct ics_send_args *args, gfp_t gfp);
 u8 ics_node_id(struct net *net);
+
+/*
+ * Membership. A notifier registered on a netns's instance is called for every
+ * membership event of that instance, in order, in process context (it may
+ * sleep), with the event type as action and a const struct ics_event * as
+ * data; it must be unregistered before the netns goes away (a pernet exit
+ * method does it in time). ics_member_state() returns a node's enum
+ * ics_member_state (ICS_MEMBER_UP for our own id), ICS_MEMBER_NONE for a
+ * node never heard, or -ENOTCONN when the instance is not bound, -EINVAL
+ * for an id out of range. Sends to a node that is down or left fail with
+ * -EHOSTDOWN at once, and its messages in flight fail with -EHOSTDOWN when
+ * it goes down.
+ */
+int ics_register_notifier(struct net *net, struct notifier_block *nb);
+int ics_unregister_notifier(struct net *net, struct notifier_block *nb);
+int ics_member_state(struct net *net, u8 node);
+bool ics_has_quorum(struct net *net);
 
 #endif /* _NET_ICS_H */

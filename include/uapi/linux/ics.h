@@ -29,7 +29,17 @@
  *     ICS_A_CLUSTER_ID: u32 |
  *     ICS_A_MTU: u32, the NIC's MTU now /
  *     ICS_A_MSG_MAX: u32, largest message (ICS_MSG_MAX)
- *     ICS_A_HELLO_MS: u32, hello interval in ms
+ *     ICS_A_HEARTBEAT_MS: u32, heartbeat (HELLO) interval in ms
+ *     ICS_A_HEARTBEAT_MISSES: u32, a member silent for this many of its
+ *       heartbeat intervals is declared down
+ *     ICS_A_VOTES: u32, this member's quorum votes (0 or 1)
+ *     ICS_A_EXPECTED_VOTES: u32, expected votes now: the configured value,
+ *       raised to the most votes present at once since bind
+ *     ICS_A_CURRENT_VOTES: u32, votes of the members present (with ours) \
+ *     ICS_A_QUORUM: u32, votes needed: (expected + 2) / 2               > when
+ *     ICS_A_HAS_QUORUM: u8, 1 when current >= quorum                   | bound
+ *     ICS_A_GENERATION: u32, membership generation (see GET_MEMBERS)   /
+ *     ICS_A_INCARNATION: u32, ours, when bound
  *     ICS_A_LINK_TIMEOUT_MS: u32, a link that makes no progress this long
  *       fails its messages (ETIMEDOUT)
  *     ICS_A_LINK_WINDOW: u32, most frames in flight per link
@@ -73,10 +83,11 @@
  *   happened while it ran.
  *
  * ICS_CMD_GET_NODES (dump)
- *   One message per node that is known now or has non-zero counters:
+ *   One message per node that is reachable now or has non-zero counters:
  *     ICS_A_NODE: nest
  *       ICS_NODE_A_ID: u32
- *       ICS_NODE_A_REACHABLE: u8, 1 when its MAC is known on the bound NIC
+ *       ICS_NODE_A_REACHABLE: u8, 1 when messages may be sent to it: heard
+ *         on the bound NIC, and joining or member (GET_MEMBERS)
  *       ICS_NODE_A_ADDRESS: 6 bytes, only when reachable
  *       ICS_NODE_A_LAST_HEARD_MS: u64, ms since its last frame, when reachable
  *       ICS_NODE_A_TX_MSGS, ICS_NODE_A_TX_BYTES: u64, sent to it
@@ -123,6 +134,63 @@
  *   Errors: EINVAL (channel or priority out of range). The priority holds
  *   for this netns's instance until the module is unloaded.
  *
+ * ICS_CMD_SET_INSTANCE (doit, admin)
+ *   Membership tunables of this netns's instance; each is optional, each
+ *   holds until the module is unloaded (binding and unbinding keep it).
+ *   Request:
+ *     ICS_A_HEARTBEAT_MS: u32, ICS_HEARTBEAT_MS_MIN..ICS_HEARTBEAT_MS_MAX;
+ *       takes effect at the next heartbeat
+ *     ICS_A_HEARTBEAT_MISSES: u32, 1..ICS_HEARTBEAT_MISSES_MAX
+ *     ICS_A_VOTES: u32, 0 or 1
+ *     ICS_A_EXPECTED_VOTES: u32, 0..ICS_MAX_NODES (0: only what was seen)
+ *   Errors: EINVAL (out of range; nothing is changed).
+ *
+ * ICS_CMD_GET_MEMBERS (dump)
+ *   The membership view: this member first, then every node heard since
+ *   bind, in node order. Errors: ENOTCONN (not bound).
+ *     ICS_A_MEMBER: nest
+ *       ICS_MEMBER_A_NODE: u32
+ *       ICS_MEMBER_A_SELF: u8, 1 for this member
+ *       ICS_MEMBER_A_STATE: u8, enum ics_member_state
+ *       ICS_MEMBER_A_REASON: u8, enum ics_reason of the last change
+ *       ICS_MEMBER_A_INCARNATION: u32
+ *       ICS_MEMBER_A_VOTES: u32, as its heartbeats announce
+ *       ICS_MEMBER_A_ADDRESS: 6 bytes, its MAC
+ *       ICS_MEMBER_A_SINCE_NS: u64, CLOCK_MONOTONIC of the last change
+ *         (for this member: of the bind)
+ *       ICS_MEMBER_A_LAST_HEARD_NS: u64, CLOCK_MONOTONIC of its last frame
+ *       ICS_MEMBER_A_HEARTBEAT_MS: u32, its heartbeat interval
+ *       ICS_MEMBER_A_HB_RX: u64, its heartbeats received
+ *       ICS_MEMBER_A_HB_MISSED: u64, its heartbeats never received (gaps
+ *         in their numbers)
+ *       ICS_MEMBER_A_HB_RTT_US: u32, last heartbeat round trip, 0 = none yet
+ *       ICS_MEMBER_A_SEES_US: u8, 1 when its last heartbeat listed us
+ *       ICS_MEMBER_A_CONFLICTS: u64, frames from another MAC claiming its
+ *         node id (never merged: dropped)
+ *       ICS_MEMBER_A_CONFLICT_ADDRESS: 6 bytes, the last such MAC
+ *   ICS_A_GENERATION of GET_INSTANCE numbers views: it grows by one at every
+ *   change of any member's state (and at bind and unbind). The dump is
+ *   interrupted (NLM_F_DUMP_INTR) if it changed meanwhile.
+ *
+ * Multicast group ICS_GENL_MCGRP_EVENTS ("events"): ICS_CMD_EVENT
+ *   One message per membership event, in the order the instance saw them,
+ *   to listeners in the instance's network namespace (any user may listen):
+ *     ICS_A_EVENT: nest
+ *       ICS_EVENT_A_TYPE: u8, enum ics_event_type
+ *       ICS_EVENT_A_TIME_NS: u64, CLOCK_MONOTONIC when it happened
+ *       ICS_EVENT_A_REALTIME_NS: u64, CLOCK_REALTIME, for people
+ *       ICS_EVENT_A_GENERATION: u32, the view it made (or was seen in)
+ *       ICS_EVENT_A_NODE: u32              (NODE, CONFLICT, BOUND, UNBOUND)
+ *       ICS_EVENT_A_OLD_STATE: u8          (NODE)
+ *       ICS_EVENT_A_STATE: u8              (NODE)
+ *       ICS_EVENT_A_REASON: u8             (NODE)
+ *       ICS_EVENT_A_INCARNATION: u32       (NODE, BOUND)
+ *       ICS_EVENT_A_SILENT_MS: u32, time since its last frame (NODE)
+ *       ICS_EVENT_A_ADDRESS: 6 bytes       (NODE; CONFLICT: the claimant)
+ *       ICS_EVENT_A_CURRENT_VOTES, ICS_EVENT_A_EXPECTED_VOTES,
+ *       ICS_EVENT_A_QUORUM: u32, ICS_EVENT_A_HAS_QUORUM: u8  (every type)
+ *       ICS_EVENT_A_LOST: u32, events dropped before this one (queue full)
+ *
  * Wire format
  * ===========
  *
@@ -147,17 +215,25 @@
 #define ICS_GENL_NAME		"ics"
 #define ICS_GENL_VERSION	1
 
+#define ICS_GENL_MCGRP_EVENTS	"events"
+
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	2
+#define ICS_WIRE_VERSION	3
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
 #define ICS_MSG_MAX		(16U << 20)	/* largest message: 16 MiB */
 #define ICS_MIN_MTU		576	/* a NIC must carry at least this */
 
+/* Membership tunables (module parameters and ICS_CMD_SET_INSTANCE). */
+#define ICS_HEARTBEAT_MS_MIN	10
+#define ICS_HEARTBEAT_MS_MAX	3600000
+#define ICS_HEARTBEAT_MISSES_MAX	100
+
 /*
  * Channels. The ids are part of the wire format and never change.
- * CNX carries membership (hello frames today) and link acknowledgements.
+ * CNX carries membership (HELLO frames: the heartbeats) and link
+ * acknowledgements.
  */
 enum ics_channel {
 	ICS_CH_BOOT,
@@ -250,7 +326,7 @@ struct ics_wire_hdr {
 	__be32	msg_id;		/* per sender, destination and channel, +1 per message */
 	__be32	msg_len;	/* whole message, 0..ICS_MSG_MAX */
 	__be32	frag_off;	/* offset of this payload in the message */
-	__be32	incarnation;	/* sender's, random per bind: a new one = restart */
+	__be32	incarnation;	/* sender's, new and larger at every bind */
 	__be32	check;		/* CRC32C of header (check = 0) and payload */
 };
 
@@ -282,15 +358,82 @@ struct ics_wire_ack {
 	__u8	sack[ICS_SACK_BITS / 8];
 };
 
-/* Payload of an ICS_FT_HELLO frame. */
-struct ics_wire_hello {
-	__be32	incarnation;	/* random per bind: a new one means a restart */
-	__be32	mtu;		/* sender's MTU now */
-	__be32	hello_ms;	/* sender's hello interval */
-	__be32	flags;		/* ICS_HF_* */
+/*
+ * Payload of an ICS_FT_HELLO frame: the heartbeat. Broadcast every
+ * heartbeat_ms, unicast as an answer to a node that does not know yet that
+ * we hear it, broadcast with ICS_HF_LEAVING when the sender unbinds.
+ *
+ * seen has bit n - 1 set for every node n the sender hears (joining or
+ * member in its view): a node becomes a member when it hears the other's
+ * heartbeats and they list it (both directions work).
+ *
+ * seq numbers the periodic heartbeats; unicast answers and announcements
+ * (an MTU change, leaving) repeat the last number.
+ *
+ * echo[] returns other nodes' heartbeats for round-trip times: an entry
+ * names a node whose heartbeat (ts_us) the sender received held_us before
+ * sending this one; that node's RTT is its clock now - ts_us - held_us.
+ */
+#define ICS_HB_ECHOES	8
+struct ics_wire_echo {
+	__u8	node;		/* 0: unused entry */
+	__u8	reserved[3];
+	__be32	ts_us;		/* the echoed heartbeat's ts_us */
+	__be32	held_us;	/* from its arrival to this heartbeat's departure */
 };
 
-#define ICS_HF_REPLY	0x01	/* unicast answer to a hello from a new node */
+struct ics_wire_hello {
+	__be32	incarnation;	/* as in the header */
+	__be32	mtu;		/* sender's MTU now */
+	__be32	hello_ms;	/* sender's heartbeat interval */
+	__be32	flags;		/* ICS_HF_* */
+	__be32	seq;		/* periodic heartbeats: 1, 2, ... per incarnation */
+	__be32	ts_us;		/* sender's monotonic clock, microseconds, low 32 bits */
+	__be64	seen;		/* bit n - 1: the sender hears node n */
+	__u8	votes;		/* sender's quorum votes, 0 or 1 */
+	__u8	reserved[7];
+	struct ics_wire_echo echo[ICS_HB_ECHOES];
+};
+
+#define ICS_HF_REPLY	0x01	/* unicast, to a node that does not know we hear it */
+#define ICS_HF_LEAVING	0x02	/* the sender unbinds: it leaves the membership now */
+#define ICS_HF_ALL	(ICS_HF_REPLY | ICS_HF_LEAVING)
+
+/*
+ * Membership: the state of a node in an instance's view. A node heard for
+ * the first time (or again after DOWN or LEFT) is JOINING; it is a MEMBER
+ * once its heartbeats list us too; DOWN when it has been silent for
+ * heartbeat_misses of its heartbeat intervals; LEFT when it announced that
+ * it unbinds. The instance itself is always MEMBER in its own view.
+ */
+enum ics_member_state {
+	ICS_MEMBER_NONE,	/* never heard (events only) */
+	ICS_MEMBER_JOINING,
+	ICS_MEMBER_UP,		/* "member" */
+	ICS_MEMBER_DOWN,
+	ICS_MEMBER_LEFT,
+};
+
+/* Why a node's state changed. */
+enum ics_reason {
+	ICS_REASON_NONE,
+	ICS_REASON_HEARD,	/* a heartbeat from a node not heard, down or left */
+	ICS_REASON_TWO_WAY,	/* its heartbeats list us: both directions work */
+	ICS_REASON_ONE_WAY,	/* its heartbeats stopped listing us */
+	ICS_REASON_SILENT,	/* nothing heard for heartbeat_misses intervals */
+	ICS_REASON_LEAVING,	/* it announced it unbinds */
+	ICS_REASON_RESTART,	/* a new incarnation: it restarted */
+	ICS_REASON_MOVED,	/* a down or left node came back from another MAC */
+};
+
+enum ics_event_type {
+	ICS_EVENT_NONE,
+	ICS_EVENT_NODE,		/* a node's state changed */
+	ICS_EVENT_QUORUM,	/* the instance gained or lost quorum */
+	ICS_EVENT_CONFLICT,	/* a second MAC claims a node id (ours, or a live node's) */
+	ICS_EVENT_BOUND,	/* the instance bound (ICS_EVENT_A_NODE: our id) */
+	ICS_EVENT_UNBOUND,	/* the instance unbound: every node is forgotten */
+};
 
 /*
  * Instance state. Every netns has an instance while the module is loaded;
@@ -314,6 +457,9 @@ enum ics_cmd {
 	ICS_CMD_SEND_TEST,
 	ICS_CMD_GET_LINKS,
 	ICS_CMD_SET_CHANNEL,
+	ICS_CMD_SET_INSTANCE,
+	ICS_CMD_GET_MEMBERS,
+	ICS_CMD_EVENT,		/* notification on ICS_GENL_MCGRP_EVENTS */
 	__ICS_CMD_MAX
 };
 #define ICS_CMD_MAX (__ICS_CMD_MAX - 1)
@@ -329,7 +475,7 @@ enum ics_attr {
 	ICS_A_CLUSTER_ID,	/* u32 */
 	ICS_A_MTU,		/* u32 */
 	ICS_A_MSG_MAX,		/* u32 */
-	ICS_A_HELLO_MS,		/* u32 */
+	ICS_A_HEARTBEAT_MS,	/* u32 */
 	ICS_A_RESET_AGE_MS,	/* u64 */
 	ICS_A_STATS,		/* nest: enum ics_stat */
 	ICS_A_CHANNEL,		/* nest: enum ics_chan_attr */
@@ -347,6 +493,16 @@ enum ics_attr {
 	ICS_A_TEST_RTT,		/* nest: enum ics_rtt_attr */
 	ICS_A_LINK_TIMEOUT_MS,	/* u32 */
 	ICS_A_LINK_WINDOW,	/* u32 */
+	ICS_A_HEARTBEAT_MISSES,	/* u32 */
+	ICS_A_VOTES,		/* u32 */
+	ICS_A_EXPECTED_VOTES,	/* u32 */
+	ICS_A_CURRENT_VOTES,	/* u32 */
+	ICS_A_QUORUM,		/* u32 */
+	ICS_A_HAS_QUORUM,	/* u8 */
+	ICS_A_GENERATION,	/* u32 */
+	ICS_A_INCARNATION,	/* u32 */
+	ICS_A_MEMBER,		/* nest: enum ics_member_attr */
+	ICS_A_EVENT,		/* nest: enum ics_event_attr */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
@@ -435,6 +591,11 @@ enum ics_stat {
 	ICS_STAT_MSGS_FAILED,		/* messages reported failed to the sender */
 	ICS_STAT_RX_DUP_MSGS,		/* whole messages received again after a reset */
 	ICS_STAT_TX_EAGAIN,		/* sends refused: queue limit */
+	ICS_STAT_RX_PEER_DOWN,		/* frames of a node held down or left, dropped */
+	ICS_STAT_TX_HOSTDOWN,		/* sends refused: the node is down or left */
+	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
+	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full */
+	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
@@ -479,6 +640,52 @@ enum ics_link_attr {
 	__ICS_LINK_A_LAST
 };
 #define ICS_LINK_A_MAX (__ICS_LINK_A_LAST - 1)
+
+enum ics_member_attr {
+	ICS_MEMBER_A_UNSPEC,
+	ICS_MEMBER_A_PAD,
+	ICS_MEMBER_A_NODE,		/* u32 */
+	ICS_MEMBER_A_SELF,		/* u8 */
+	ICS_MEMBER_A_STATE,		/* u8: enum ics_member_state */
+	ICS_MEMBER_A_REASON,		/* u8: enum ics_reason */
+	ICS_MEMBER_A_INCARNATION,	/* u32 */
+	ICS_MEMBER_A_VOTES,		/* u32 */
+	ICS_MEMBER_A_ADDRESS,		/* binary, 6 bytes */
+	ICS_MEMBER_A_SINCE_NS,		/* u64 */
+	ICS_MEMBER_A_LAST_HEARD_NS,	/* u64 */
+	ICS_MEMBER_A_HEARTBEAT_MS,	/* u32 */
+	ICS_MEMBER_A_HB_RX,		/* u64 */
+	ICS_MEMBER_A_HB_MISSED,		/* u64 */
+	ICS_MEMBER_A_HB_RTT_US,		/* u32 */
+	ICS_MEMBER_A_SEES_US,		/* u8 */
+	ICS_MEMBER_A_CONFLICTS,		/* u64 */
+	ICS_MEMBER_A_CONFLICT_ADDRESS,	/* binary, 6 bytes */
+	__ICS_MEMBER_A_LAST
+};
+#define ICS_MEMBER_A_MAX (__ICS_MEMBER_A_LAST - 1)
+
+enum ics_event_attr {
+	ICS_EVENT_A_UNSPEC,
+	ICS_EVENT_A_PAD,
+	ICS_EVENT_A_TYPE,		/* u8: enum ics_event_type */
+	ICS_EVENT_A_TIME_NS,		/* u64 */
+	ICS_EVENT_A_REALTIME_NS,	/* u64 */
+	ICS_EVENT_A_GENERATION,		/* u32 */
+	ICS_EVENT_A_NODE,		/* u32 */
+	ICS_EVENT_A_OLD_STATE,		/* u8: enum ics_member_state */
+	ICS_EVENT_A_STATE,		/* u8: enum ics_member_state */
+	ICS_EVENT_A_REASON,		/* u8: enum ics_reason */
+	ICS_EVENT_A_INCARNATION,	/* u32 */
+	ICS_EVENT_A_SILENT_MS,		/* u32 */
+	ICS_EVENT_A_ADDRESS,		/* binary, 6 bytes */
+	ICS_EVENT_A_CURRENT_VOTES,	/* u32 */
+	ICS_EVENT_A_EXPECTED_VOTES,	/* u32 */
+	ICS_EVENT_A_QUORUM,		/* u32 */
+	ICS_EVENT_A_HAS_QUORUM,		/* u8 */
+	ICS_EVENT_A_LOST,		/* u32 */
+	__ICS_EVENT_A_LAST
+};
+#define ICS_EVENT_A_MAX (__ICS_EVENT_A_LAST - 1)
 
 /* ICS_A_TEST_RTT: round trips of ICS_TEST_F_PING, in nanoseconds. */
 enum ics_rtt_attr {

@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Membership (Documentation/design.rst, "Membership"): heartbeats, the view
+ * of the other nodes, quorum, and the events that report every change.
+ *
+ * Every instance broadcasts a heartbeat (a HELLO frame on CNX) every
+ * heartbeat_ms: its incarnation, MTU, interval, votes, the nodes it hears,
+ * and echoes of others' heartbeats for round-trip times. Broadcast, so the
+ * traffic grows with the number of members, not with its square. A node
+ * heard is JOINING; it becomes a MEMBER once its heartbeats list us too
+ * (both directions work); it is DOWN when nothing at all (heartbeat or data)
+ * came from it for heartbeat_misses of its intervals, and LEFT when it
+ * announced that it unbinds. A node that does not know yet that we hear it
+ * gets a unicast answer at once, so two nodes join in one and a half round
+ * trips instead of an interval.
+ *
+ * The timer that sends heartbeats also declares the silent nodes down, so
+ * a node is declared down at most heartbeat_ms * (heartbeat_misses + 1)
+ * after its last frame; except that a tick that runs a whole interval late
+ * (this machine stalled: frames from the others may still wait in our
+ * queues) declares nobody down and leaves it to the next (ICS_STAT_HB_LATE).
+ *
+ * Going down or leaving fails the node's messages at once (EHOSTDOWN) and
+ * refuses new ones; its frames are dropped until it is heard again, so a
+ * node declared down cannot slip a message in before it rejoins. A new
+ * incarnation (a restart) resets the node's link first (ECONNRESET).
+ * Incarnations grow: a heartbeat of an older incarnation than the one we
+ * know, from a node we hold alive, is a leftover and is dropped.
+ *
+ * Events (a node's state changed, quorum gained or lost, a node id
+ * conflict, bind, unbind) are queued under member_lock, numbered by the
+ * view generation, and emitted in order from process context by ev_work:
+ * to the in-kernel notifier chain, then to the "events" multicast group.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/export.h>
+#include <linux/ktime.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+
+#include "ics.h"
+
+#define ICS_CONFLICT_EVENT_NS	(1ULL * NSEC_PER_SEC)	/* one event a second per node */
+#define ICS_RTT_MAX_US		(10U * USEC_PER_SEC)	/* larger: a bogus echo */
+
+static void ics_event_work(struct work_struct *w);
+
+int ics_member_init(struct ics_net *in)
+{
+	spin_lock_init(&in->member_lock);
+	in->hb_ms = ics_heartbeat_ms;
+	in->hb_misses = ics_heartbeat_misses;
+	in->votes = ics_votes;
+	in->expected_cfg = ics_expected_votes;
+	BLOCKING_INIT_NOTIFIER_HEAD(&in->notifier);
+	INIT_WORK(&in->ev_work, ics_event_work);
+	in->ev_ring = kcalloc(ICS_EVENT_RING, sizeof(*in->ev_ring), GFP_KERNEL);
+	return in->ev_ring ? 0 : -ENOMEM;
+}
+
+/* After the last unbind: emit what is queued, then free the queue. */
+void ics_member_exit(struct ics_net *in)
+{
+	flush_work(&in->ev_work);
+	kfree(in->ev_ring);
+	in->ev_ring = NULL;
+}
+
+/*
+ * Incarnations grow with the real-time clock, in units of 2^20 ns (about
+ * 1 ms; a u32 of them wraps every 52 days, compared as serial numbers),
+ * and always past the last one this instance used: a restart or a
+ * re-bind is always a newer incarnation. RTNL.
+ */
+u32 ics_member_incarnation(struct ics_net *in)
+{
+	u32 inc = ktime_get_real_ns() >> 20;
+
+	ASSERT_RTNL();
+	if (in->last_incarnation && !ics_before(in->last_incarnation, inc))
+		inc = in->last_incarnation + 1;
+	if (!inc)
+		inc = 1;
+	in->last_incarnation = inc;
+	return inc;
+}
+
+/* ------------------------------------------------------------- events --- */
+
+/* Queue @ev (member_lock held): quorum figures and times filled in here. */
+static void ics_event_queue(struct ics_net *in, struct ics_event *ev)
+{
+	lockdep_assert_held(&in->member_lock);
+	ev->time_ns = ktime_get_ns();
+	ev->real_ns = ktime_get_real_ns();
+	ev->generation = in->generation;
+	ev->current_votes = in->cur_votes;
+	ev->expected_votes = in->expected;
+	ev->quorum = in->quorum;
+	ev->has_quorum = in->has_quorum;
+	if (in->ev_head - in->ev_tail >= ICS_EVENT_RING) {
+		in->ev_lost++;
+		ics_count(in, ICS_STAT_EVENTS_LOST);
+		return;
+	}
+	ev->lost = in->ev_lost;
+	in->ev_lost = 0;
+	in->ev_ring[in->ev_head++ % ICS_EVENT_RING] = *ev;
+	queue_work(system_highpri_wq, &in->ev_work);
+}
+
+/* One event at a time, in queue order, outside member_lock. */
+static void ics_event_work(struct work_struct *w)
+{
+	struct ics_net *in = container_of(w, struct ics_net, ev_work);
+	struct ics_event ev;
+
+	for (;;) {
+		spin_lock_bh(&in->member_lock);
+		if (in->ev_tail == in->ev_head) {
+			spin_unlock_bh(&in->member_lock);
+			return;
+		}
+		ev = in->ev_ring[in->ev_tail++ % ICS_EVENT_RING];
+		spin_unlock_bh(&in->member_lock);
+
+		blocking_notifier_call_chain(&in->notifier, ev.type, &ev);
+		ics_nl_event(in, &ev);
+		cond_resched();
+	}
+}
+
+/* --------------------------------------------------------------- view --- */
+
+/*
+ * Recompute the votes present (ours and every member's), expected votes
+ * and quorum (the TruCluster rule: (expected + 2) / 2). Expected votes are
+ * the configured value or, when more, the most votes ever present at once
+ * since bind: a member going down does not lower what is expected.
+ * True when the verdict changed. member_lock.
+ */
+static bool ics_quorum_update(struct ics_net *in, struct ics_bind *b)
+{
+	u32 cur = 0;
+	struct ics_peer *p;
+	bool has;
+	int node;
+
+	lockdep_assert_held(&in->member_lock);
+	if (b) {
+		cur = READ_ONCE(in->votes);
+		for (node = 1; node <= ICS_MAX_NODES; node++) {
+			p = rcu_dereference_check(b->peers[node], lockdep_is_held(&in->member_lock));
+			if (p && p->state == ICS_MEMBER_UP)
+				cur += p->votes;
+		}
+	}
+	in->peak_votes = max(in->peak_votes, cur);
+	in->cur_votes = cur;
+	in->expected = max(READ_ONCE(in->expected_cfg), in->peak_votes);
+	in->quorum = (in->expected + 2) / 2;
+	has = b && cur >= in->quorum;
+	if (has == in->has_quorum)
+		return false;
+	WRITE_ONCE(in->has_quorum, has);
+	return true;
+}
+
+/*
+ * The view changed (member_lock): a new generation if @gen, quorum
+ * recomputed, then @ev (if any) and a QUORUM event if the verdict changed,
+ * in that order.
+ */
+static void ics_view_changed(struct ics_net *in, struct ics_bind *b, struct ics_event *ev,
+			     bool gen)
+{
+	struct ics_event q = { .type = ICS_EVENT_QUORUM, .node = b ? b->node_id : 0 };
+	bool flipped;
+
+	if (gen)
+		in->generation++;
+	flipped = ics_quorum_update(in, b);
+	if (ev)
+		ics_event_queue(in, ev);
+	if (flipped)
+		ics_event_queue(in, &q);
+}
+
+/*
+ * @p enters @state for @reason (member_lock held). The receive side of its
+ * link changes under its lock at the same time: a node that is not alive
+ * any more loses its partial messages and held frames, and its session is
+ * refused (it must start a new one, see link_rx.c); one that left also
+ * loses the ids of the messages it delivered, as its next incarnation
+ * numbers from 1. The send side is failed by the caller, outside our lock.
+ */
+static void ics_member_set(struct ics_net *in, struct ics_peer *p, u8 state, u8 reason,
+			   u64 now)
+{
+	struct ics_event ev = {
+		.type = ICS_EVENT_NODE,
+		.node = p->node_id,
+		.old_state = p->state,
+		.state = state,
+		.reason = reason,
+		.incarnation = p->incarnation,
+		.silent_ms = div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC),
+	};
+	u32 sess;
+
+	lockdep_assert_held(&in->member_lock);
+	ether_addr_copy(ev.addr, p->addr);
+	spin_lock(&p->lock);
+	WRITE_ONCE(p->state, state);
+	if (!ics_live(state) && ics_live(ev.old_state)) {
+		sess = p->link.rx_sess;
+		__ics_link_rx_reset(p, state == ICS_MEMBER_LEFT);
+		if (state == ICS_MEMBER_DOWN && sess)
+			p->link.rx_refuse = sess;
+	}
+	spin_unlock(&p->lock);
+	p->reason = reason;
+	p->since_ns = now;
+	p->moved = false;
+	if (!ics_live(state)) {
+		p->told = false;
+		p->sees_us = false;
+		p->echo_pending = false;
+	}
+	ics_view_changed(in, p->b, &ev, true);
+}
+
+/* ---------------------------------------------------------- heartbeats --- */
+
+static void ics_echo_put(struct ics_wire_echo *e, struct ics_peer *p, u64 now)
+{
+	e->node = p->node_id;
+	e->ts_us = htonl(p->echo_ts_us);
+	e->held_us = htonl((u32)div_u64(now - p->echo_rx_ns, NSEC_PER_USEC));
+	p->echo_pending = false;
+}
+
+/*
+ * Our heartbeat as it stands (member_lock held): the nodes we hear, and
+ * echoes of up to ICS_HB_ECHOES heartbeats not echoed yet, @to's first.
+ * Every node it lists (@to only, for a unicast answer) is told we hear it.
+ */
+static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 flags,
+			    struct ics_peer *to)
+{
+	struct ics_net *in = b->in;
+	u64 now = ktime_get_ns(), seen = 0;
+	unsigned int n = 0, i, node, start = b->echo_next;
+	struct ics_peer *p;
+
+	lockdep_assert_held(&in->member_lock);
+	memset(h, 0, sizeof(*h));
+	h->incarnation = htonl(b->incarnation);
+	h->mtu = htonl(READ_ONCE(b->dev->mtu));
+	h->hello_ms = htonl(READ_ONCE(in->hb_ms));
+	h->flags = htonl(flags);
+	h->seq = htonl(b->hb_seq);
+	h->ts_us = htonl((u32)div_u64(now, NSEC_PER_USEC));
+	h->votes = READ_ONCE(in->votes);
+	if (to && to->echo_pending)
+		ics_echo_put(&h->echo[n++], to, now);
+	for (i = 0; i < ICS_MAX_NODES; i++) {
+		node = (start + i) % ICS_MAX_NODES + 1;
+		p = rcu_dereference_check(b->peers[node], lockdep_is_held(&in->member_lock));
+		if (!p || !ics_live(p->state))
+			continue;
+		seen |= BIT_ULL(node - 1);
+		if (!to)
+			p->told = true;
+		if (p->echo_pending && n < ICS_HB_ECHOES) {
+			ics_echo_put(&h->echo[n++], p, now);
+			b->echo_next = node % ICS_MAX_NODES;
+		}
+	}
+	if (to)
+		to->told = true;
+	h->seen = cpu_to_be64(flags & ICS_HF_LEAVING ? 0 : seen);
+}
+
+/* Our own echo in @h: a round-trip sample. member_lock. */
+static void ics_hello_rtt(struct ics_bind *b, struct ics_peer *p, const struct ics_wire_hello *h,
+			  u64 now)
+{
+	u32 rtt;
+	int i;
+
+	for (i = 0; i < ICS_HB_ECHOES; i++) {
+		if (h->echo[i].node != b->node_id)
+			continue;
+		rtt = (u32)div_u64(now, NSEC_PER_USEC) - ntohl(h->echo[i].ts_us) -
+		      ntohl(h->echo[i].held_us);
+		if (rtt < ICS_RTT_MAX_US)
+			p->hb_rtt_us = max(rtt, 1U);
+		return;
+	}
+}
+
+/* Fields rx.c could not check; reserved ones are ignored, for later versions. */
+static bool ics_hello_valid(const struct ics_wire_hello *h)
+{
+	u32 ms = ntohl(h->hello_ms);
+	int i;
+
+	if ((ntohl(h->flags) & ~ICS_HF_ALL) || h->votes > 1 ||
+	    ms < ICS_HEARTBEAT_MS_MIN || ms > ICS_HEARTBEAT_MS_MAX)
+		return false;
+	for (i = 0; i < ICS_HB_ECHOES; i++)
+		if (h->echo[i].node > ICS_MAX_NODES)
+			return false;
+	return true;
+}
+
+/*
+ * A heartbeat from @p, incarnation @inc (rx.c checked the frame). Updates
+ * the view; answers a node that does not know yet that we hear it.
+ */
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, u32 frame_len,
+		   u32 inc)
+{
+	struct ics_net *in = b->in;
+	u64 now = ktime_get_ns(), gap;
+	struct ics_wire_hello h, ans;
+	bool restart = false, reply = false, sees_us, changed;
+	u32 flags, seq, mtu;
+	u8 old, state, reason = ICS_REASON_NONE, votes;
+	int fail = 0;
+
+	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
+		ics_count(in, ICS_STAT_RX_BAD_LEN);
+		kfree_skb(skb);
+		return;
+	}
+	consume_skb(skb);
+	if (!ics_hello_valid(&h)) {
+		ics_count(in, ICS_STAT_RX_BAD_HELLO);
+		return;
+	}
+	flags = ntohl(h.flags);
+	seq = ntohl(h.seq);
+	votes = h.votes;
+	sees_us = be64_to_cpu(h.seen) & BIT_ULL(b->node_id - 1);
+
+	spin_lock_bh(&in->member_lock);
+	old = p->state;
+	if (p->incarnation && inc != p->incarnation) {
+		if (ics_live(old) && ics_before(inc, p->incarnation)) {
+			/* A leftover of an incarnation that restarted since. */
+			spin_unlock_bh(&in->member_lock);
+			ics_count(in, ICS_STAT_RX_BAD_SESSION);
+			return;
+		}
+		restart = true;
+	}
+	ics_count_rx_frame(in, frame_len);
+	ics_count(in, ICS_STAT_HELLO_RX);
+	ics_count_dir(&in->stats->chan[ICS_CH_CNX].rx, sizeof(h));
+
+	if (restart || !p->incarnation) {
+		spin_lock(&p->lock);
+		WRITE_ONCE(p->incarnation, inc);
+		if (restart)
+			__ics_link_rx_reset(p, true);
+		spin_unlock(&p->lock);
+		if (restart && ics_live(old))
+			fail = -ECONNRESET;
+		p->hb_seq = seq;
+		p->hb_rtt_us = 0;
+		p->told = false;
+		p->echo_pending = false;
+	} else if ((s32)(seq - p->hb_seq) > 0) {
+		/* A gap, but no more than it could have sent since we heard it. */
+		p->hb_missed += min_t(u64, seq - p->hb_seq - 1,
+				      div_u64(ics_silent_ns(p, now),
+					      (u64)p->hb_ms * NSEC_PER_MSEC) + 1);
+		p->hb_seq = seq;
+	}
+	p->hb_rx++;
+	ics_heard(p, now);
+	p->hb_ms = ntohl(h.hello_ms);
+	p->sees_us = sees_us;
+	p->echo_ts_us = ntohl(h.ts_us);
+	p->echo_rx_ns = now;
+	p->echo_pending = !(flags & ICS_HF_LEAVING);
+	ics_hello_rtt(b, p, &h, now);
+
+	state = old;
+	if (flags & ICS_HF_LEAVING) {
+		state = ICS_MEMBER_LEFT;
+		reason = ICS_REASON_LEAVING;
+	} else if (restart || !ics_live(old)) {
+		state = sees_us ? ICS_MEMBER_UP : ICS_MEMBER_JOINING;
+		reason = restart ? ICS_REASON_RESTART :
+			 p->moved ? ICS_REASON_MOVED : ICS_REASON_HEARD;
+	} else if (old == ICS_MEMBER_JOINING && sees_us) {
+		state = ICS_MEMBER_UP;
+		reason = ICS_REASON_TWO_WAY;
+	} else if (old == ICS_MEMBER_UP && !sees_us) {
+		state = ICS_MEMBER_JOINING;
+		reason = ICS_REASON_ONE_WAY;
+	}
+	changed = state != old || restart;
+	if (state == ICS_MEMBER_LEFT && ics_live(old))
+		fail = -EHOSTDOWN;
+	if (changed) {
+		p->votes = votes;
+		ics_member_set(in, p, state, reason, now);
+	} else if (votes != p->votes) {
+		p->votes = votes;
+		ics_view_changed(in, b, NULL, false);
+	}
+
+	/* Answer at once if it does not know we hear it; at most 4 per interval. */
+	gap = (u64)min(READ_ONCE(in->hb_ms), 1000U) * NSEC_PER_MSEC / 4;
+	if (ics_live(state) && (!sees_us || !p->told) &&
+	    (changed || (s64)(now - p->reply_ns) >= (s64)gap)) {
+		p->reply_ns = now;
+		ics_hello_build(b, &ans, ICS_HF_REPLY, p);
+		reply = true;
+	}
+	spin_unlock_bh(&in->member_lock);
+
+	if (fail)
+		ics_link_fail(p, fail);
+	mtu = ntohl(h.mtu);
+	if (mtu >= ICS_MIN_MTU && mtu != READ_ONCE(p->link.peer_mtu)) {
+		WRITE_ONCE(p->link.peer_mtu, mtu);
+		ics_link_push(p);	/* frames in flight may be too big now */
+	}
+	if (reply)
+		ics_hello_xmit(b, p->node_id, &ans, GFP_ATOMIC);
+}
+
+/*
+ * The instance timer, every heartbeat_ms: declare silent nodes down,
+ * broadcast our heartbeat, expire a silent peer's partial messages.
+ */
+void ics_timer(struct timer_list *t)
+{
+	struct ics_bind *b = from_timer(b, t, timer);
+	struct ics_net *in = b->in;
+	unsigned long iv = msecs_to_jiffies(READ_ONCE(in->hb_ms)), due = t->expires;
+	u32 misses = READ_ONCE(in->hb_misses);
+	bool late = time_after(jiffies, due + iv);
+	u64 now = ktime_get_ns(), down = 0;
+	struct ics_wire_hello h;
+	struct ics_peer *p;
+	int node;
+
+	if (late)
+		ics_count(in, ICS_STAT_HB_LATE);
+	rcu_read_lock();
+	spin_lock_bh(&in->member_lock);
+	for (node = 1; node <= ICS_MAX_NODES && !late; node++) {
+		p = rcu_dereference(b->peers[node]);
+		if (p && ics_live(p->state) &&
+		    ics_silent_ns(p, now) > (u64)p->hb_ms * misses * NSEC_PER_MSEC) {
+			ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now);
+			down |= BIT_ULL(node - 1);
+		}
+	}
+	b->hb_seq++;
+	ics_hello_build(b, &h, 0, NULL);
+	spin_unlock_bh(&in->member_lock);
+
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		p = rcu_dereference(b->peers[node]);
+		if (!p)
+			continue;
+		if (down & BIT_ULL(node - 1)) {
+			net_info_ratelimited("%s: node %u down: silent for %u ms\n",
+					     b->dev->name, node, misses * p->hb_ms);
+			ics_link_fail(p, -EHOSTDOWN);
+		}
+		if (!list_empty_careful(&p->reasm))
+			ics_reasm_flush(b, p, ICS_REASM_IDLE);
+	}
+	rcu_read_unlock();
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_ATOMIC);
+
+	/* On the beat, unless we are a whole interval behind it. */
+	mod_timer(&b->timer, late ? jiffies + iv : due + iv);
+}
+
+/* Bound (RTNL): our first view, and the first heartbeat. */
+void ics_member_bind(struct ics_bind *b)
+{
+	struct ics_net *in = b->in;
+	struct ics_event ev = {
+		.type = ICS_EVENT_BOUND,
+		.node = b->node_id,
+		.state = ICS_MEMBER_UP,
+		.incarnation = b->incarnation,
+	};
+	struct ics_wire_hello h;
+
+	ASSERT_RTNL();
+	ether_addr_copy(ev.addr, b->dev->dev_addr);
+	b->bound_ns = ktime_get_ns();
+	spin_lock_bh(&in->member_lock);
+	in->peak_votes = 0;
+	ics_view_changed(in, b, &ev, true);
+	b->hb_seq = 1;
+	ics_hello_build(b, &h, 0, NULL);
+	spin_unlock_bh(&in->member_lock);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+	mod_timer(&b->timer, jiffies + msecs_to_jiffies(READ_ONCE(in->hb_ms)));
+}
+
+/* Unbinding, still able to send (RTNL): tell the others we leave. */
+void ics_member_leave(struct ics_bind *b)
+{
+	struct ics_wire_hello h;
+
+	spin_lock_bh(&b->in->member_lock);
+	ics_hello_build(b, &h, ICS_HF_LEAVING, NULL);
+	spin_unlock_bh(&b->in->member_lock);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+}
+
+/* Unbound (RTNL; @b unpublished, no reader left): the view is gone. */
+void ics_member_unbind(struct ics_net *in, struct ics_bind *b)
+{
+	struct ics_event ev = {
+		.type = ICS_EVENT_UNBOUND,
+		.node = b->node_id,
+		.incarnation = b->incarnation,
+	};
+
+	spin_lock_bh(&in->member_lock);
+	ics_view_changed(in, NULL, &ev, true);
+	spin_unlock_bh(&in->member_lock);
+}
+
+/* An MTU change (RTNL): say so now, not at the next beat. */
+void ics_member_announce(struct ics_bind *b)
+{
+	struct ics_wire_hello h;
+
+	spin_lock_bh(&b->in->member_lock);
+	ics_hello_build(b, &h, 0, NULL);
+	spin_unlock_bh(&b->in->member_lock);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+}
+
+/* ICS_CMD_SET_INSTANCE (values checked by netlink.c); NULL: unchanged. */
+void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *misses,
+			     const u32 *votes, const u32 *expected)
+{
+	struct ics_bind *b;
+
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	spin_lock_bh(&in->member_lock);
+	if (hb_ms)
+		WRITE_ONCE(in->hb_ms, *hb_ms);
+	if (misses)
+		WRITE_ONCE(in->hb_misses, *misses);
+	if (votes)
+		WRITE_ONCE(in->votes, *votes);
+	if (expected) {
+		/* An administrator's word lowers what was seen, too. */
+		WRITE_ONCE(in->expected_cfg, *expected);
+		in->peak_votes = 0;
+	}
+	if (votes || expected)
+		ics_view_changed(in, b, NULL, false);
+	spin_unlock_bh(&in->member_lock);
+	rcu_read_unlock();
+}
+
+/*
+ * A frame from @addr claims node id @node, which is ours (@p NULL) or a
+ * live peer's (@p) known at another MAC: never merged, the frame is
+ * dropped (rx.c, peer.c); counted, and reported at most once a second per
+ * node. Receive path, under rcu_read_lock().
+ */
+void ics_member_conflict(struct ics_bind *b, struct ics_peer *p, u8 node, const u8 *addr)
+{
+	struct ics_net *in = b->in;
+	struct ics_event ev = { .type = ICS_EVENT_CONFLICT, .node = node };
+	u64 now = ktime_get_ns(), *last = p ? &p->conflict_ns : &b->conflict_ns;
+
+	ics_count(in, ICS_STAT_RX_NODE_CONFLICT);
+	ether_addr_copy(ev.addr, addr);
+	spin_lock_bh(&in->member_lock);
+	if (p) {
+		p->conflicts++;
+		ether_addr_copy(p->conflict_addr, addr);
+	}
+	if (!*last || now - *last >= ICS_CONFLICT_EVENT_NS) {
+		*last = now;
+		ics_event_queue(in, &ev);
+		net_warn_ratelimited("%s: node %u claimed by %pM%s; frames dropped\n",
+				     b->dev->name, node, addr, p ? " as well" : ", our own id");
+	}
+	spin_unlock_bh(&in->member_lock);
+}
+
+/* ------------------------------------------------------- netlink view --- */
+
+/*
+ * Entry @idx of the view: 0 is this instance, 1..ICS_MAX_NODES the peers.
+ * False if there is none (not bound, or no such peer).
+ */
+bool ics_member_info(struct ics_net *in, unsigned int idx, struct ics_member_info *mi)
+{
+	struct ics_bind *b;
+	struct ics_peer *p = NULL;
+	bool ok = false;
+
+	memset(mi, 0, sizeof(*mi));
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	if (b && idx)
+		p = rcu_dereference(b->peers[idx]);
+	if (!b || (idx && (!p || p->state == ICS_MEMBER_NONE)))
+		goto out;
+	spin_lock_bh(&in->member_lock);
+	if (!p) {
+		mi->self = true;
+		mi->node = b->node_id;
+		mi->state = ICS_MEMBER_UP;
+		mi->votes = READ_ONCE(in->votes);
+		mi->incarnation = b->incarnation;
+		mi->hb_ms = READ_ONCE(in->hb_ms);
+		mi->since_ns = b->bound_ns;
+		ether_addr_copy(mi->addr, b->dev->dev_addr);
+	} else {
+		mi->node = p->node_id;
+		mi->state = p->state;
+		mi->reason = p->reason;
+		mi->votes = p->votes;
+		mi->incarnation = p->incarnation;
+		mi->hb_ms = p->hb_ms;
+		mi->hb_rtt_us = p->hb_rtt_us;
+		mi->sees_us = p->sees_us;
+		mi->since_ns = p->since_ns;
+		mi->last_heard_ns = READ_ONCE(p->last_heard_ns);
+		mi->hb_rx = p->hb_rx;
+		mi->hb_missed = p->hb_missed;
+		mi->conflicts = p->conflicts;
+		ether_addr_copy(mi->addr, p->addr);
+		ether_addr_copy(mi->conflict_addr, p->conflict_addr);
+	}
+	spin_unlock_bh(&in->member_lock);
+	ok = true;
+out:
+	rcu_read_unlock();
+	return ok;
+}
+
+/* ------------------------------------------------------- in-kernel API --- */
+
+int ics_register_notifier(struct net *net, struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&ics_net(net)->notifier, nb);
+}
+EXPORT_SYMBOL_GPL(ics_register_notifier);
+
+int ics_unregister_notifier(struct net *net, struct notifier_block *nb)
+{
+	return blocking_notifier_chain_unregister(&ics_net(net)->notifier, nb);
+}
+EXPORT_SYMBOL_GPL(ics_unregister_notifier);
+
+int ics_member_state(struct net *net, u8 node)
+{
+	struct ics_net *in = ics_net(net);
+	struct ics_bind *b;
+	struct ics_peer *p;
+	int state;
+
+	if (node < 1 || node > ICS_MAX_NODES)
+		return -EINVAL;
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	if (!b) {
+		state = -ENOTCONN;
+	} else if (node == b->node_id) {
+		state = ICS_MEMBER_UP;
+	} else {
+		p = rcu_dereference(b->peers[node]);
+		state = p ? READ_ONCE(p->state) : ICS_MEMBER_NONE;
+	}
+	rcu_read_unlock();
+	return state;
+}
+EXPORT_SYMBOL_GPL(ics_member_state);
+
+bool ics_has_quorum(struct net *net)
+{
+	return READ_ONCE(ics_net(net)->has_quorum);
+}
+EXPORT_SYMBOL_GPL(ics_has_quorum);
