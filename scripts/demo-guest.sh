@@ -27,7 +27,7 @@ for n in 1 2 3; do
 done
 # The hello interval is long so the only hellos are the ones at bind time;
 # they are counted all the same (CNX, row 16) and checked below.
-insmod "$ko" hello_ms=600000
+insmod "$ko" heartbeat_ms=600000
 for n in 1 2 3; do
 	ip netns exec m$n icsctl bind dev ics$n node $n cluster 7 >/dev/null
 done

@@ -23,7 +23,7 @@ SIZES="0 1 100 1464 1465 5000 65536 1048576"
 ics_init
 : "${ICS_ECHO_KO:=$(dirname "$ICS_KO")/../selftests/ics_echo/ics_echo.ko}"
 [ -r "$ICS_ECHO_KO" ] || ics_skip_all "ics_echo.ko not found: $ICS_ECHO_KO (make modules)"
-ktap_set_plan 6
+ktap_set_plan 7
 
 echo_loaded() { grep -q '^ics_echo ' /proc/modules; }
 
@@ -82,6 +82,26 @@ netns_lifecycle()
 	ns_del "$ns"
 }
 
+# The membership notifier: node 2 leaves and comes back; ics_echo in node
+# 1's netns logs both changes, in process context, and what
+# ics_member_state() and ics_has_quorum() say as it runs (ICS_MEMBER_LEFT
+# is 4, ICS_REASON_LEAVING 5, joining/member 1/2, reason heard 1 or
+# restart 6, two-way 2; node 1 alone has 1 vote of 2: quorum lost).
+notifier()
+{
+	local out
+	out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
+	wait_eq 10 1 "ics_echo's line for node 2 leaving" \
+		sh -c "dmesg | grep -c 'ics_echo: node 1 sees node 2: 2 -> 4 (reason 5), state now 4, quorum 0'" ||
+		return 1
+	ics_dmesg | grep -q 'ics_echo: node 1: quorum lost (1 of 2 votes, 2 needed)' ||
+		{ fail "no ics_echo line for node 1 losing quorum"; return 1; }
+	ics_bind "$NS_B" veth0 2 || return 1
+	wait_reachable "$NS_A" 2 || return 1
+	wait_eq 10 1 "ics_echo's line for node 2 back" \
+		sh -c "dmesg | grep -cE 'ics_echo: node 1 sees node 2: 4 -> [12] \\(reason 6\\)'"
+}
+
 # Unregistering: after rmmod ics_echo, CLSM messages are unclaimed again.
 unregister()
 {
@@ -103,6 +123,7 @@ ics_case "a client module registers a handler in every netns; ics is pinned" reg
 	ics_bail "client did not register"
 ics_case "handler gets whole messages; ics_send() from a worker echoes the same bytes" echo_roundtrip
 ics_case "a netns created under the client gets its handler and is deleted cleanly" netns_lifecycle
+ics_case "the membership notifier sees node 2 leave and come back, in order, and may query" notifier
 ics_case "after unregistering, the channel's messages are counted unclaimed" unregister
 ics_case "client unloaded" bash -c '! grep -q "^ics_echo " /proc/modules'
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check

@@ -104,15 +104,19 @@ insmod_half()
 	insmod_fails "$EINVAL_RE" node_id=1
 }
 
-insmod_hello_range()
+insmod_membership_range()
 {
-	insmod_fails "$EINVAL_RE" hello_ms=9 &&
-	insmod_fails "$EINVAL_RE" hello_ms=3600001
+	insmod_fails "$EINVAL_RE" heartbeat_ms=9 &&
+	insmod_fails "$EINVAL_RE" heartbeat_ms=3600001 &&
+	insmod_fails "$EINVAL_RE" heartbeat_misses=0 &&
+	insmod_fails "$EINVAL_RE" heartbeat_misses=101 &&
+	insmod_fails "$EINVAL_RE" votes=2 &&
+	insmod_fails "$EINVAL_RE" expected_votes=65
 }
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG && pair_add || return 1
+	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add || return 1
 	ns_add "$NS_C" || return 1
 	ip -n "$NS_C" link add dummy0 type veth peer name dummy1 && ip -n "$NS_C" link set dummy0 up
 }
@@ -201,9 +205,18 @@ impersonate()
 		stat_get "$NS_A" hello_rx
 }
 
-# Node 2's own instance again, for the cases after the frames.
+# ics_inject's node 2 leaves (a LEAVING heartbeat): its data frames are
+# dropped from then on (rx_peer_down), and node 2's own instance rejoins
+# (a newer incarnation) for the cases after the frames.
 node2_back()
 {
+	local d
+	d=$(stat_get "$NS_A" rx_peer_down)
+	inject --hello --hello-flags 2 || return 1
+	inject --seq $INJ_SEQ --channel 13 --len 1 || return 1
+	wait_eq 10 $((d + 1)) "node 1 rx_peer_down after a data frame of node 2 that left" \
+		stat_get "$NS_A" rx_peer_down || return 1
+	assert_eq "node 2 reachable after it left" false "$(node_get "$NS_A" 2 reachable)" || return 1
 	ics_bind "$NS_B" veth0 2 || return 1
 	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
 }
@@ -393,7 +406,8 @@ step_add init_veth
 case_add "insmod ifname=nope0 node_id=1: ENODEV and the log line" insmod_nodev
 case_add "insmod node_id=0 and node_id=65: EINVAL" insmod_node_range
 case_add "insmod ifname without node_id and node_id without ifname: EINVAL" insmod_half
-case_add "insmod hello_ms=9 and hello_ms=3600001: EINVAL" insmod_hello_range
+case_add "insmod heartbeat_ms=9, =3600001, heartbeat_misses=0, =101, votes=2, expected_votes=65: EINVAL" \
+	insmod_membership_range
 step_add setup
 case_add "icstat in a netns never bound: one line, exit 1" unused_netns
 case_add "bind to an unknown device: ENODEV" bind_nodev
@@ -420,7 +434,8 @@ case_add "rx_bad_len: frag_len beyond the end of the frame" \
 case_add "rx_bad_len: msg_len 16 MiB + 1" \
 	$F rx_bad_len 0 -- --len 100 --msg-len 16777217
 case_add "rx_bad_version: version 1 (the 36-byte header of wire v1)" $F rx_bad_version 0 -- --version 1 --len 10
-case_add "rx_bad_version: version 3" $F rx_bad_version 0 -- --version 3 --len 10
+case_add "rx_bad_version: version 2 (wire v2, before membership)" $F rx_bad_version 0 -- --version 2 --len 10
+case_add "rx_bad_version: version 4" $F rx_bad_version 0 -- --version 4 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10
@@ -476,7 +491,11 @@ case_add "rx_bad_session: a newer session seen past its start is refused with a 
 	$F rx_bad_session+tx_resets 0 -- --sess $((INJ_SESS + 1)) --seq 1000 --len 10
 case_add "rx_dup_frames: a frame of an older session is a stale duplicate" \
 	$F rx_dup_frames 0 link.2.duplicates=1 -- --sess $((INJ_SESS - 1)) --seq 5 --len 10
-step_add node2_back
+case_add "rx_bad_hello: a heartbeat with an unknown flag" \
+	$F rx_bad_hello 0 -- --hello --hello-flags 0x80
+case_add "rx_bad_hello: a heartbeat with 2 votes" $F rx_bad_hello 0 -- --hello --hello-votes 2
+case_add "rx_bad_hello: a heartbeat with an interval of 5 ms" $F rx_bad_hello 0 -- --hello --hello-ms 5
+case_add "a node that left: its data frames dropped (rx_peer_down), then it rejoins" node2_back
 case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
 case_add "send after the NIC went away: ENOTCONN" send_after_gone
 case_add "bind again after the NIC went away: bound, counters kept" rebind

@@ -33,7 +33,7 @@ ktap_set_plan 7
 
 setup()
 {
-	pair_setup hello_ms=$ICS_HELLO_LONG link_queue_max=$LINK_MAX chan_queue_max=$CHAN_MAX \
+	pair_setup heartbeat_ms=$ICS_HB_LONG link_queue_max=$LINK_MAX chan_queue_max=$CHAN_MAX \
 		link_timeout_ms=$LT || return 1
 	ics_snap "$NS_A" "$ICS_TMP/base" || return 1
 	tc -n "$NS_A" qdisc add dev veth0 root netem loss 100% &&

@@ -19,7 +19,7 @@
 #   netns ics$$-c  node 3  veth0 ==== MTU 9000 ==== veth0  node 4  netns ics$$-d
 #                  (sender)                                (receiver)
 #
-# Module loaded with hello_ms=3600000: hellos only at bind (and the
+# Module loaded with heartbeat_ms=3600000: hellos only at bind (and the
 # replies), counted on CNX row "16" through hello_tx / hello_rx.
 
 . "$(dirname "$0")/lib.sh"
@@ -64,7 +64,7 @@ count_for()	# SIZE -> messages to send
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG && pair_add
+	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add
 }
 
 # bind_pair NSX NODEX NSY NODEY MTU TAG

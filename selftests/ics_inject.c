@@ -39,6 +39,7 @@
  *              --version 7 --len 100 --byte 0x5a
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -79,8 +80,10 @@ static void usage(FILE *f)
 "  -l, --len N             payload bytes (default 0)\n"
 "  -b, --byte N            payload fill byte (default 0xa5)\n"
 "      --hello             payload is a struct ics_wire_hello; defaults\n"
-"                          become type=HELLO channel=CNX len=16\n"
-"      --hello-incarnation N  --hello-mtu N  --hello-ms N  --hello-flags N\n"
+"                          become type=HELLO channel=CNX len=%zu\n"
+"      --hello-incarnation N  --hello-mtu N  --hello-ms N (default 1000)\n"
+"      --hello-flags N  --hello-seq N  --hello-seen MASK (bit n-1: node n)\n"
+"      --hello-votes N (default 1)\n"
 "      --ack-frame           payload is a struct ics_wire_ack; defaults\n"
 "                          become type=ACK channel=CNX len=%zu sess=seq=0\n"
 "      --ack-window N  --sack-bits N  --sack HEXBYTES\n"
@@ -88,8 +91,10 @@ static void usage(FILE *f)
 "  -c, --count N           send the frame N times (default 1)\n"
 "  -v, --verbose           print the frame in hex on stderr\n"
 "      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
+"      --hello-size        print sizeof(struct ics_wire_hello) and exit\n"
 "      --crc HEXBYTES      print the CRC32C of these bytes and exit\n"
-"  -h, --help\n", prog, ICS_ETH_P, sizeof(struct ics_wire_ack));
+"  -h, --help\n", prog, ICS_ETH_P, sizeof(struct ics_wire_hello),
+		sizeof(struct ics_wire_ack));
 }
 
 static unsigned long long num(const char *opt, const char *s,
@@ -173,7 +178,7 @@ enum {
 	O_DST_NODE, O_FRAG_LEN, O_MSG_ID, O_MSG_LEN, O_FRAG_OFF, O_SESS, O_SEQ,
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
-	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP,
+	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -215,6 +220,10 @@ static const struct option longopts[] = {
 	{ "sack-bits",		required_argument, NULL, O_SACK_BITS },
 	{ "sack",		required_argument, NULL, O_SACK },
 	{ "hdr-size",		no_argument,       NULL, O_HDR_SIZE },
+	{ "hello-size",		no_argument,       NULL, O_HELLO_SIZE },
+	{ "hello-seq",		required_argument, NULL, O_H_SEQ },
+	{ "hello-seen",		required_argument, NULL, O_H_SEEN },
+	{ "hello-votes",	required_argument, NULL, O_H_VOTES },
 	{ "crc",		required_argument, NULL, O_CRC },
 	{ "flip",		required_argument, NULL, O_FLIP },
 	{ NULL, 0, NULL, 0 },
@@ -230,6 +239,8 @@ int main(int argc, char **argv)
 	long long len = -1, truncate_to = -1, flip = -1;
 	unsigned int fill = 0xa5, ethertype = ICS_ETH_P, count = 1;
 	unsigned int h_inc = 0x1c5c0de5, h_mtu = 0, h_ms = 1000, h_flags = 0;
+	unsigned int h_seq = 0, h_votes = 1;
+	unsigned long long h_seen = 0;
 	unsigned int a_window = 128, a_sack_bits = 0;
 	unsigned char sack[ICS_SACK_BITS / 8] = { 0 };
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
@@ -286,6 +297,10 @@ int main(int argc, char **argv)
 		case O_SACK_BITS: a_sack_bits = num("sack-bits", optarg, 0xffff); break;
 		case O_SACK: parse_hex("sack", optarg, sack, sizeof(sack)); break;
 		case O_HDR_SIZE: printf("%zu\n", sizeof(struct ics_wire_hdr)); return 0;
+		case O_HELLO_SIZE: printf("%zu\n", sizeof(struct ics_wire_hello)); return 0;
+		case O_H_SEQ: h_seq = num("hello-seq", optarg, UINT32_MAX); break;
+		case O_H_SEEN: h_seen = num("hello-seen", optarg, UINT64_MAX); break;
+		case O_H_VOTES: h_votes = num("hello-votes", optarg, 0xff); break;
 		case O_CRC: {
 			static unsigned char buf[FRAME_MAX];
 			size_t n = parse_hex("crc", optarg, buf, sizeof(buf));
@@ -381,6 +396,9 @@ int main(int argc, char **argv)
 			.mtu = htonl(h_mtu),
 			.hello_ms = htonl(h_ms),
 			.flags = htonl(h_flags),
+			.seq = htonl(h_seq),
+			.seen = htobe64(h_seen),
+			.votes = h_votes,
 		};
 
 		memcpy(h + 1, &hw, len < (long long)sizeof(hw) ? (size_t)len : sizeof(hw));

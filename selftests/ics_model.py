@@ -75,9 +75,11 @@ import time
 ROWS = 27
 CNX = 15
 DLM = 13
-HELLO_LEN = 16
+# sizeof(struct ics_wire_hello), from the UAPI header through ics_inject (lib.sh).
+HELLO_LEN = int(os.environ.get("ICS_HELLO_LEN") or 136)
 BAD_KEYS = ("rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel "
-            "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check").split()
+            "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check "
+            "rx_bad_hello rx_peer_down").split()
 # Counters of the reliable link a frame can bump instead of a rx_bad_* one.
 LINK_KEYS = ("rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window "
              "rx_dup_msgs rx_resets").split()

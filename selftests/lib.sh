@@ -37,18 +37,22 @@ fi
 ICS_CHANNELS=(BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX)
 ICS_CH_TEST=14
 ICS_CH_CNX=15
-ICS_HELLO_LONG=3600000	# hello_ms that keeps periodic hellos out of a test
+ICS_HB_LONG=3600000	# heartbeat_ms that keeps periodic heartbeats out of a test
 ICS_INJECT=$ICS_SRC_DIR/ics_inject
 # sizeof(struct ics_wire_hdr), from the UAPI header through ics_inject.
 ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 48)
+# sizeof(struct ics_wire_hello), for ics_model.py's accounting of CNX.
+ICS_HELLO_LEN=$("$ICS_INJECT" --hello-size 2>/dev/null || echo 136)
+export ICS_HELLO_LEN
 ICS_HIST_LABELS="0 1 2 4 8 16 32 64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m 2m 4m 8m 16m more"
-ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain"
-ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check"
+ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain rx_peer_down tx_hostdown hb_late events_lost rx_bad_hello"
+ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down"
 # Kernel log lines that fail a test run (also used by scripts/vmtest.sh).
 ICS_DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|possible recursive locking|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
 ICS_DMESG_OK='loading out-of-tree module taints kernel|module verification failed|ics-selftest: '
 
 ICS_PFX="ics$$"
+ICS_BG_PIDS=()		# background helpers (monitors) to kill on exit
 ICS_NS=()		# netns to delete on exit
 ICS_INIT_LINKS=()	# init-netns links to delete on exit
 ICS_TMP=""
@@ -119,6 +123,10 @@ ics_cleanup()
 	local ns l
 	set +e
 	stress_kill
+	for l in "${ICS_BG_PIDS[@]}"; do
+		kill -TERM "$l" 2>/dev/null && wait "$l" 2>/dev/null
+	done
+	ICS_BG_PIDS=()
 	for ns in "${ICS_NS[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
@@ -293,11 +301,11 @@ pair_bind()
 	ics_model reachable 30 "$NS_A:2" "$NS_B:1"
 }
 
-# pair_setup [INSMOD PARAMS...]: load the module (default hello_ms long, so
+# pair_setup [INSMOD PARAMS...]: load the module (default heartbeat_ms long, so
 # periodic hellos stay out of the counters), two bound members.
 pair_setup()
 {
-	ics_load "${@:-hello_ms=$ICS_HELLO_LONG}" && pair_add && pair_bind
+	ics_load "${@:-heartbeat_ms=$ICS_HB_LONG}" && pair_add && pair_bind
 }
 
 # Members on one bridge (netns NS_BR, br0): member n (1..) in netns

@@ -33,9 +33,10 @@
 #   - p2 down for 2.5 x link_timeout_ms: messages fail with ETIMEDOUT,
 #     counted in msgs_failed; every message is done or failed, none
 #     delivered twice or corrupt; the link works again afterwards;
-#   - node 2 unbound: the sender's messages fail with ETIMEDOUT, the call
-#     returns;
-#   - node 2 unbound and bound again at once (a restart): ECONNRESET;
+#   - node 2 unbound: its LEAVING heartbeat fails the sender's messages with
+#     EHOSTDOWN, the call returns;
+#   - node 2 unbound with its NIC down (no goodbye) and bound again (a
+#     restart): ECONNRESET, from its new incarnation;
 #   - node 1 (the sender) unbound: ENETDOWN.
 # Every icsctl send runs under `timeout`: a hang fails its case.
 #
@@ -58,7 +59,7 @@ ktap_set_plan 9
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG link_timeout_ms=$LT link_window=32 &&
+	ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=$LT link_window=32 &&
 		bridge_add 2 && bridge_bind 2 || return 1
 	N1=${ICS_MEMBER_NS[1]}
 	N2=${ICS_MEMBER_NS[2]}
@@ -280,7 +281,14 @@ unbind()	# NODE
 	out=$(in_ns "${ICS_MEMBER_NS[$1]}" icsctl unbind 2>&1) || fail "unbind node $1: $out"
 }
 
-restart2() { unbind 2 && ics_bind "$N2" eth0 2; }
+# A restart that says no goodbye: node 2's NIC is down while it unbinds
+# (no LEAVING heartbeat goes out), so node 1 learns of the restart from
+# the new incarnation in node 2's next heartbeat.
+restart2()
+{
+	ip -n "$N2" link set eth0 down && unbind 2 && ip -n "$N2" link set eth0 up &&
+		ics_bind "$N2" eth0 2
+}
 rebind1() { ics_bind "$N1" eth0 1 && both_reachable; }
 rebind2() { ics_bind "$N2" eth0 2 && both_reachable; }
 both_reachable() { wait_reachable "$N1" 2 && wait_reachable "$N2" 1; }
@@ -291,9 +299,9 @@ ics_case "link down for 1 s (< link_timeout_ms) mid-stream: nothing lost, duplic
 ics_case "$BIG_COUNT x 16 MiB at MTU $BIG_MTU under 10% loss both ways: delivered intact" big_lossy
 ics_case "link down for 2.5 x link_timeout_ms mid-stream: ETIMEDOUT failures counted, no hang, link recovers" \
 	fault long CFSR ETIMEDOUT p2_down_long true
-ics_case "receiver unbound mid-stream: the sender gets ETIMEDOUT failures, not a hang" \
-	fault unb RBLD ETIMEDOUT "unbind 2" rebind2
-ics_case "receiver restarted mid-stream: the sender gets ECONNRESET failures" \
+ics_case "receiver unbound mid-stream: its LEAVING heartbeat fails the sender's messages with EHOSTDOWN" \
+	fault unb RBLD EHOSTDOWN "unbind 2" rebind2
+ics_case "receiver restarted mid-stream, no goodbye: the sender gets ECONNRESET failures" \
 	fault rst NET ECONNRESET restart2 both_reachable
 ics_case "sender unbound mid-stream: its messages fail with ENETDOWN" \
 	fault snd CLUA ENETDOWN "unbind 1" rebind1

@@ -76,7 +76,7 @@ cycle_traffic()
 	local i
 	ics_unload || return 1
 	for ((i = 1; i <= CYCLES_TRAFFIC; i++)); do
-		ics_load ifname=icsl0 node_id=1 hello_ms=100 || return 1
+		ics_load ifname=icsl0 node_id=1 heartbeat_ms=100 || return 1
 		ics_bind "$NS_B" icsl1 2 || return 1
 		wait_reachable "$NS_B" 1 || return 1
 		icsctl send node 2 channel TEST size 100000 count 3 >/dev/null &
@@ -93,7 +93,7 @@ cycle_netns()
 	local i
 	ics_unload || return 1
 	for ((i = 1; i <= CYCLES_TRAFFIC; i++)); do
-		ics_load hello_ms=100 || return 1
+		ics_load heartbeat_ms=100 || return 1
 		ns_add "$NS_X" && ns_add "$NS_Y" || return 1
 		veth_add "$NS_X" x0 02:00:00:00:0b:01 "$NS_Y" x1 02:00:00:00:0b:02 || return 1
 		ics_bind "$NS_X" x0 1 && ics_bind "$NS_Y" x1 2 || return 1

@@ -98,7 +98,8 @@ if not any(l["tx_frames"] for l in il.values()):
     errs.append("no link counted a data frame: the link comparison proves nothing")
 eq("state", yi["state"], ish["state"])
 for y, i in (("node-id", "node_id"), ("cluster-id", "cluster_id"), ("ifname", "ifname"),
-             ("mtu", "mtu"), ("msg-max", "msg_max"), ("hello-ms", "hello_ms")):
+             ("mtu", "mtu"), ("msg-max", "msg_max"), ("heartbeat-ms", "heartbeat_ms"),
+             ("heartbeat-misses", "heartbeat_misses"), ("generation", "generation")):
     eq(y, yi[y], ish[i])
 for k, v in yi["stats"].items():
     eq(f"stat {k}", v, ish["stats"][k.replace("-", "_")])

@@ -69,7 +69,7 @@ info "ICS_STRESS_COUNT=$COUNT messages per channel per sender, sizes 0..$SIZE (m
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG link_timeout_ms=10000 && bridge_add 3 && bridge_bind 3
+	ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=10000 && bridge_add 3 && bridge_bind 3
 }
 
 # netem_on ARGS...: the impairment on both directions of each sender's link.

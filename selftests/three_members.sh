@@ -17,7 +17,7 @@
 #   | netns ics$$-m1  | | netns ics$$-m2  | | netns ics$$-m3  |
 #   +-----------------+ +-----------------+ +-----------------+
 #
-# Module loaded with hello_ms=3600000 (hellos accounted on channel CNX).
+# Module loaded with heartbeat_ms=3600000 (hellos accounted on channel CNX).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -26,7 +26,7 @@ ktap_set_plan 4
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG && bridge_add 3 || return 1
+	ics_load heartbeat_ms=$ICS_HB_LONG && bridge_add 3 || return 1
 	NS=("${ICS_MEMBER_NS[@]}")	# index = node id
 }
 

@@ -12,7 +12,7 @@
 #   |  (netem reorder, case 6)    |           |                             |
 #   +-----------------------------+           +-----------------------------+
 #
-# Module loaded with hello_ms=3600000: only the bind-time hellos and the
+# Module loaded with heartbeat_ms=3600000: only the bind-time hellos and the
 # replies happen; they are accounted for on channel CNX.
 
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +22,7 @@ ktap_set_plan 7
 
 setup()
 {
-	ics_load hello_ms=$ICS_HELLO_LONG && pair_add
+	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add
 }
 
 bind_both()

@@ -5,6 +5,9 @@
  * message it receives back to its sender, unchanged, on `tx_channel` (a
  * different channel, so two echo members do not ping-pong forever). Replies
  * are sent from a workqueue with GFP_KERNEL, as a client that may sleep.
+ * It also listens to membership events (ics_register_notifier()) and logs
+ * each, with what ics_member_state() and ics_has_quorum() say at the time:
+ *   ics_echo: node N sees node M: OLD -> NEW (REASON), state now S, quorum Q
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,6 +29,7 @@ MODULE_PARM_DESC(tx_channel, "channel to echo on (default CFSR)");
 
 struct echo_net {
 	struct ics_handler h;
+	struct notifier_block nb;
 	struct net *net;
 	struct sk_buff_head queue;	/* received, waiting for the worker */
 	struct work_struct work;
@@ -65,21 +69,49 @@ static void echo_work(struct work_struct *work)
 	}
 }
 
+/* Process context, in the order ics saw the events: may sleep. */
+static int echo_event(struct notifier_block *nb, unsigned long type, void *data)
+{
+	struct echo_net *en = container_of(nb, struct echo_net, nb);
+	const struct ics_event *ev = data;
+
+	might_sleep();
+	if (type == ICS_EVENT_NODE)
+		pr_info("node %u sees node %u: %u -> %u (reason %u), state now %d, quorum %d, gen %u\n",
+			ics_node_id(en->net), ev->node, ev->old_state, ev->state, ev->reason,
+			ics_member_state(en->net, ev->node), ics_has_quorum(en->net),
+			ev->generation);
+	else if (type == ICS_EVENT_QUORUM)
+		pr_info("node %u: quorum %s (%u of %u votes, %u needed), gen %u\n",
+			ics_node_id(en->net), ev->has_quorum ? "gained" : "lost",
+			ev->current_votes, ev->expected_votes, ev->quorum, ev->generation);
+	return NOTIFY_OK;
+}
+
 static int __net_init echo_net_init(struct net *net)
 {
 	struct echo_net *en = net_generic(net, echo_net_id);
+	int err;
 
 	en->net = net;
 	en->h.rcv = echo_rcv;
+	en->nb.notifier_call = echo_event;
 	skb_queue_head_init(&en->queue);
 	INIT_WORK(&en->work, echo_work);
-	return ics_register_handler(net, rx_channel, &en->h);
+	err = ics_register_notifier(net, &en->nb);
+	if (err)
+		return err;
+	err = ics_register_handler(net, rx_channel, &en->h);
+	if (err)
+		ics_unregister_notifier(net, &en->nb);
+	return err;
 }
 
 static void __net_exit echo_net_exit(struct net *net)
 {
 	struct echo_net *en = net_generic(net, echo_net_id);
 
+	ics_unregister_notifier(net, &en->nb);
 	ics_unregister_handler(net, rx_channel, &en->h);	/* no rcv after this */
 	cancel_work_sync(&en->work);
 	skb_queue_purge(&en->queue);
