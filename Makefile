@@ -9,6 +9,8 @@
 #   make check           everything: W=1 builds, style, sparse, userspace tests,
 #                        dkms, and the selftests in VMs on both kernels
 #   make vmtest          selftests in a VM per supported kernel
+#   make vmtest-cluster  two VMs, 6.1 and 6.12, joined by a dedicated virtio
+#                        NIC: membership, traffic, one VM killed
 #   make vmtest-debug    selftests on a KASAN/lockdep/kmemleak/UBSAN kernel
 #                        (built once by scripts/debug-kernel.sh, ~20 min; the
 #                        run takes hours under TCG; VMTEST_FLAGS="-t T.sh")
@@ -22,7 +24,7 @@ VERSION := $(shell cat VERSION)
 KVERS ?= $(notdir $(wildcard /lib/modules/6.1.*-amd64 /lib/modules/6.12.*-amd64))
 KDIR ?=
 
-.PHONY: all module modules user selftests check deps vmtest vmtest-debug \
+.PHONY: all module modules user selftests check deps vmtest vmtest-cluster vmtest-debug \
 	debug-kernel modules-debug bench demo dkms-test style sparse w1 install clean
 
 all: module user
@@ -70,6 +72,9 @@ check:
 
 vmtest: modules user selftests
 	@bash scripts/vmtest.sh $(KVERS)
+
+vmtest-cluster: modules user
+	@bash scripts/vmtest-cluster.sh
 
 # The debug kernel (scripts/debug-kernel.sh) lives outside the tree; its
 # module builds go to build/debug/ like a Debian kernel's to build/KVER/.

@@ -11,7 +11,7 @@ cd "$root" || exit 1
 log=$root/build/check
 mkdir -p "$log"
 
-steps=(deps w1 sparse style user unit selftests dkms vmtest)
+steps=(deps w1 sparse style user unit selftests dkms vmtest cluster)
 pass=0 fail=0 skip=0 i=0
 
 run() {
@@ -54,7 +54,8 @@ run dkms bash scripts/dkms-test.sh
 # machine it needs the debug kernel built first (~19 min) and then runs the
 # suite 3-15 times slower than vmtest (hours under TCG): with the ~30 min
 # above it cannot fit CI's 60 min. Run it before merging kernel changes.
-run vmtest env VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1800} bash scripts/vmtest.sh
+run vmtest env VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-2700} VMTEST_PARALLEL=${VMTEST_PARALLEL:-1} bash scripts/vmtest.sh
+run cluster bash scripts/vmtest-cluster.sh
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]

@@ -19,8 +19,11 @@
 #                          (the tests then skip; still reported as failure)
 #   ICS_TIMEOUT_SCALE      wait-deadline multiplier inside the guest (default 3;
 #                          make vmtest-debug uses 10)
+#   ICS_*                  every other ICS_ variable (ICS_STRESS_COUNT,
+#                          ICS_SOAK_SECS, ...) is passed to the guest's tests
 #   VMTEST_OUT             results directory (default build/vmtest); give
 #                          concurrent runs different ones
+#   VMTEST_PARALLEL=1      boot every kernel's VM at once (make check does)
 #
 # The module (build/KVER/kmod/ics.ko, and build/KVER/selftests/*/*.ko) and
 # the tools (user/icstat, user/icsctl) are copied to build/vmtest/KVER/stage
@@ -88,6 +91,25 @@ DMESG_OK='loading out-of-tree module taints kernel|module verification failed|ic
 
 total_pass=0 total_fail=0 total_skip=0 bad=0
 summary=()
+run_kver=() run_res=() run_missing=() run_ko=() pids=()
+# VMTEST_PARALLEL=1: boot the kernels' VMs at once (2 vCPUs each on the
+# host's cores): the tests wait on the clock as much as on the CPU, so
+# the pair takes much less than the sum.
+parallel=${VMTEST_PARALLEL:-0}
+
+# boot_vm IMAGE RESDIR: the guest run; exit code and seconds in RESDIR.
+boot_vm()
+{
+	local image=$1 res=$2 t0=$SECONDS rc
+	timeout --foreground -k 30 "${VMTEST_TIMEOUT:-5400}" \
+		vng --run "$image" --disable-kvm --user root \
+		--cpus 2 --memory 2G --verbose --rwdir "$res" \
+		-- "$root/scripts/vm-guest.sh $res ${tests[*]}" \
+		> "$res/console.log" 2>&1 < /dev/null
+	rc=$?
+	echo $rc > "$res/vrc"
+	echo $((SECONDS - t0)) > "$res/wall"
+}
 
 for kver in "${kvers[@]}"; do
 	# KVER (an installed kernel) or NAME=TREE (a built kernel tree).
@@ -136,17 +158,30 @@ for kver in "${kvers[@]}"; do
 	{
 		echo "ICS_TIMEOUT_SCALE=${ICS_TIMEOUT_SCALE:-3}"
 		echo "VMTEST_TEST_TIMEOUT=${VMTEST_TEST_TIMEOUT:-}"
+		# The tests' own knobs (ICS_STRESS_COUNT, ICS_SOAK_SECS, ...).
+		env | grep -E '^ICS_[A-Z0-9_]+=[A-Za-z0-9_.:/-]*$' | grep -v '^ICS_TIMEOUT_SCALE=' |
+			sed 's/^/export /'
 	} > "$res/stage/env"
-	t0=$(date +%s)
-	timeout --foreground -k 30 "${VMTEST_TIMEOUT:-5400}" \
-		vng --run "$image" --disable-kvm --user root \
-		--cpus 2 --memory 2G --verbose --rwdir "$res" \
-		-- "$root/scripts/vm-guest.sh $res ${tests[*]}" \
-		> "$res/console.log" 2>&1 < /dev/null
-	vrc=$?
-	t1=$(date +%s)
-	wall=$((t1 - t0))
+	if [ "$parallel" = 1 ]; then
+		boot_vm "$image" "$res" &
+		pids+=($!)
+	else
+		boot_vm "$image" "$res"
+	fi
+	run_kver+=("$kver")
+	run_res+=("$res")
+	run_missing+=("$missing_ko")
+	run_ko+=("$ko")
+done
+for p in "${pids[@]}"; do
+	wait "$p"
+done
 
+for i in "${!run_kver[@]}"; do
+	kver=${run_kver[i]} res=${run_res[i]} missing_ko=${run_missing[i]} ko=${run_ko[i]}
+	vrc=$(cat "$res/vrc" 2>/dev/null || echo 255)
+	wall=$(cat "$res/wall" 2>/dev/null || echo 0)
+	echo "=== $kver: results ==="
 	[ -f "$res/ktap.log" ] && cat "$res/ktap.log"
 
 	# Verdict for this kernel, in Python: counts, not-ok lines, kernel log.
