@@ -54,6 +54,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->pt.dev = dev;
 	b->pt.func = ics_rcv;
 
+	ics_member_bind(b);	/* the first view, before anything is heard */
 	rcu_assign_pointer(in->bind, b);
 	in->state = ICS_STATE_BOUND;
 	atomic_inc(&in->gen);
@@ -61,7 +62,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 
 	pr_info("bound to %s as node %u of cluster %u (mtu %u, incarnation %u)\n",
 		dev->name, node_id, cluster_id, dev->mtu, b->incarnation);
-	ics_member_bind(b);	/* first heartbeat, and the timer */
+	ics_member_start(b);	/* the first heartbeat, and the timer */
 	return 0;
 }
 

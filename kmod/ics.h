@@ -210,10 +210,11 @@ struct ics_link {
 	struct sk_buff_head ooo;	/* ahead of a gap, by seq */
 	struct timer_list ack_timer;	/* delayed acknowledgement */
 
-	/* counters: tx ones under tx_lock, rx ones under peer->lock */
-	u64 tx_frames, retransmits, fast_retransmits, timeouts, tx_acks, resets;
+	/* counters: these under tx_lock, */
+	u64 tx_frames, retransmits, fast_retransmits, timeouts, resets;
 	u64 msgs_done, msgs_failed, rx_acks;
-	u64 rx_frames, duplicates, out_of_order, crc_errors;
+	/* these under peer->lock (ACK frames are built by the receive side) */
+	u64 tx_acks, rx_frames, duplicates, out_of_order, crc_errors;
 };
 
 struct ics_peer {
@@ -361,6 +362,8 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		      const struct ics_wire_ack *sack);
 void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
 void ics_link_fail(struct ics_peer *p, int err);
+void ics_link_fail_take(struct ics_peer *p, struct list_head *out);
+void ics_link_fail_report(struct ics_net *in, struct list_head *out, int err);
 void ics_link_destroy(struct ics_peer *p);
 void ics_rtx_timer(struct timer_list *t);
 
@@ -438,6 +441,7 @@ int ics_member_init(struct ics_net *in);
 void ics_member_exit(struct ics_net *in);
 u32 ics_member_incarnation(struct ics_net *in);
 void ics_member_bind(struct ics_bind *b);
+void ics_member_start(struct ics_bind *b);
 void ics_member_leave(struct ics_bind *b);
 void ics_member_unbind(struct ics_net *in, struct ics_bind *b);
 void ics_member_announce(struct ics_bind *b);

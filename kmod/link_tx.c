@@ -111,12 +111,16 @@ static void ics_new_session(struct ics_link *l)
 	l->cwnd = ICS_CWND_INIT;
 }
 
-/* At the RTO, but never after the link's deadline (link_timeout_ms). */
+/*
+ * At the RTO, but never after the link's deadline (link_timeout_ms). The
+ * timer is the RTO from now on, not the reorder timer of ics_sack().
+ */
 static void ics_rtx_arm(struct ics_link *l)
 {
 	unsigned long when = jiffies + max(msecs_to_jiffies(l->rto_ms), 2UL);
 	unsigned long deadline = l->progress + msecs_to_jiffies(ics_link_timeout_ms) + 1;
 
+	l->reorder = false;
 	mod_timer(&l->rtx_timer, time_before(deadline, when) ? deadline : when);
 }
 
@@ -576,6 +580,7 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 		ics_round_end(l);
 	if (!ics_inflight(l)) {
 		l->big = 0;
+		l->reorder = false;
 		del_timer(&l->rtx_timer);
 	} else {
 		ics_rtx_arm(l);
@@ -655,9 +660,11 @@ static void ics_sack(struct ics_peer *p, u32 ack, const struct ics_wire_ack *w)
 		ics_loss_episode(l);
 	/* Not yet lost, and perhaps nothing more will come to tell: time it. */
 	if (wait) {
+		unsigned long when = jiffies + 1 + usecs_to_jiffies(l->srtt_us + l->srtt_us / 4);
+		unsigned long deadline = l->progress + msecs_to_jiffies(ics_link_timeout_ms) + 1;
+
 		l->reorder = true;
-		mod_timer(&l->rtx_timer, jiffies + 1 +
-			  usecs_to_jiffies(l->srtt_us + l->srtt_us / 4));
+		mod_timer(&l->rtx_timer, time_before(deadline, when) ? deadline : when);
 	}
 }
 
@@ -696,14 +703,31 @@ void ics_link_reset_rcv(struct ics_peer *p, u32 sess)
 	spin_unlock_bh(&l->tx_lock);
 }
 
-void ics_link_fail(struct ics_peer *p, int err)
+/*
+ * Failing a link in two steps, so that membership can take the messages
+ * off the link under member_lock, at the moment it changes the node's
+ * state (a message queued after that is not failed with the others), and
+ * tell their senders once every lock is dropped.
+ */
+void ics_link_fail_take(struct ics_peer *p, struct list_head *out)
 {
 	struct ics_link *l = &p->link;
-	LIST_HEAD(out);
 
 	spin_lock_bh(&l->tx_lock);
-	ics_fail_locked(p->b->in, l, &out);
+	ics_fail_locked(p->b->in, l, out);
 	spin_unlock_bh(&l->tx_lock);
+}
+
+void ics_link_fail_report(struct ics_net *in, struct list_head *out, int err)
+{
+	ics_msgs_finish(in, out, err);
+}
+
+void ics_link_fail(struct ics_peer *p, int err)
+{
+	LIST_HEAD(out);
+
+	ics_link_fail_take(p, &out);
 	ics_msgs_finish(p->b->in, &out, err);
 }
 

@@ -194,10 +194,11 @@ static void ics_view_changed(struct ics_net *in, struct ics_bind *b, struct ics_
  * any more loses its partial messages and held frames, and its session is
  * refused (it must start a new one, see link_rx.c); one that left also
  * loses the ids of the messages it delivered, as its next incarnation
- * numbers from 1. The send side is failed by the caller, outside our lock.
+ * numbers from 1. Its send side's messages go onto @fail, for the caller
+ * to report (EHOSTDOWN) once every lock is dropped.
  */
 static void ics_member_set(struct ics_net *in, struct ics_peer *p, u8 state, u8 reason,
-			   u64 now)
+			   u64 now, struct list_head *fail)
 {
 	struct ics_event ev = {
 		.type = ICS_EVENT_NODE,
@@ -221,6 +222,8 @@ static void ics_member_set(struct ics_net *in, struct ics_peer *p, u8 state, u8 
 			p->link.rx_refuse = sess;
 	}
 	spin_unlock(&p->lock);
+	if (!ics_live(state) && ics_live(ev.old_state))
+		ics_link_fail_take(p, fail);
 	p->reason = reason;
 	p->since_ns = now;
 	p->moved = false;
@@ -274,7 +277,8 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 		seen |= BIT_ULL(node - 1);
 		if (!to)
 			p->told = true;
-		if (p->echo_pending && n < ICS_HB_ECHOES) {
+		/* An answer goes to @to alone: it carries only @to's echo. */
+		if (!to && p->echo_pending && n < ICS_HB_ECHOES) {
 			ics_echo_put(&h->echo[n++], p, now);
 			b->echo_next = node % ICS_MAX_NODES;
 		}
@@ -330,7 +334,8 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	bool restart = false, reply = false, sees_us, changed;
 	u32 flags, seq, mtu;
 	u8 old, state, reason = ICS_REASON_NONE, votes;
-	int fail = 0;
+	LIST_HEAD(fail);
+	int err = 0;
 
 	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
 		ics_count(in, ICS_STAT_RX_BAD_LEN);
@@ -368,8 +373,11 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 		if (restart)
 			__ics_link_rx_reset(p, true);
 		spin_unlock(&p->lock);
-		if (restart && ics_live(old))
-			fail = -ECONNRESET;
+		if (restart && ics_live(old)) {
+			/* What was sent to the old incarnation fails, now. */
+			ics_link_fail_take(p, &fail);
+			err = -ECONNRESET;
+		}
 		p->hb_seq = seq;
 		p->hb_rtt_us = 0;
 		p->told = false;
@@ -406,11 +414,11 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 		reason = ICS_REASON_ONE_WAY;
 	}
 	changed = state != old || restart;
-	if (state == ICS_MEMBER_LEFT && ics_live(old))
-		fail = -EHOSTDOWN;
+	if (state == ICS_MEMBER_LEFT && ics_live(old) && !err)
+		err = -EHOSTDOWN;
 	if (changed) {
 		p->votes = votes;
-		ics_member_set(in, p, state, reason, now);
+		ics_member_set(in, p, state, reason, now, &fail);
 	} else if (votes != p->votes) {
 		p->votes = votes;
 		ics_view_changed(in, b, NULL, false);
@@ -426,8 +434,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	}
 	spin_unlock_bh(&in->member_lock);
 
-	if (fail)
-		ics_link_fail(p, fail);
+	ics_link_fail_report(in, &fail, err);
 	mtu = ntohl(h.mtu);
 	if (mtu >= ICS_MIN_MTU && mtu != READ_ONCE(p->link.peer_mtu)) {
 		WRITE_ONCE(p->link.peer_mtu, mtu);
@@ -451,6 +458,7 @@ void ics_timer(struct timer_list *t)
 	u64 now = ktime_get_ns(), down = 0;
 	struct ics_wire_hello h;
 	struct ics_peer *p;
+	LIST_HEAD(fail);
 	int node;
 
 	if (late)
@@ -461,7 +469,7 @@ void ics_timer(struct timer_list *t)
 		p = rcu_dereference(b->peers[node]);
 		if (p && ics_live(p->state) &&
 		    ics_silent_ns(p, now) > (u64)p->hb_ms * misses * NSEC_PER_MSEC) {
-			ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now);
+			ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, &fail);
 			down |= BIT_ULL(node - 1);
 		}
 	}
@@ -473,22 +481,24 @@ void ics_timer(struct timer_list *t)
 		p = rcu_dereference(b->peers[node]);
 		if (!p)
 			continue;
-		if (down & BIT_ULL(node - 1)) {
+		if (down & BIT_ULL(node - 1))
 			net_info_ratelimited("%s: node %u down: silent for %u ms\n",
 					     b->dev->name, node, misses * p->hb_ms);
-			ics_link_fail(p, -EHOSTDOWN);
-		}
 		if (!list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
 	}
 	rcu_read_unlock();
+	ics_link_fail_report(in, &fail, -EHOSTDOWN);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_ATOMIC);
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);
 }
 
-/* Bound (RTNL): our first view, and the first heartbeat. */
+/*
+ * Binding (RTNL), before the binding is published: the first view (a new
+ * generation, the BOUND event), so that no heartbeat heard can come first.
+ */
 void ics_member_bind(struct ics_bind *b)
 {
 	struct ics_net *in = b->in;
@@ -498,7 +508,6 @@ void ics_member_bind(struct ics_bind *b)
 		.state = ICS_MEMBER_UP,
 		.incarnation = b->incarnation,
 	};
-	struct ics_wire_hello h;
 
 	ASSERT_RTNL();
 	ether_addr_copy(ev.addr, b->dev->dev_addr);
@@ -507,6 +516,16 @@ void ics_member_bind(struct ics_bind *b)
 	in->peak_votes = 0;
 	ics_view_changed(in, b, &ev, true);
 	b->hb_seq = 1;
+	spin_unlock_bh(&in->member_lock);
+}
+
+/* Bound and receiving (RTNL): the first heartbeat, and the timer. */
+void ics_member_start(struct ics_bind *b)
+{
+	struct ics_net *in = b->in;
+	struct ics_wire_hello h;
+
+	spin_lock_bh(&in->member_lock);
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);

@@ -47,18 +47,29 @@ static void ics_peer_free(struct ics_peer *p)
  * come back from a new MAC: the peer follows it, and its heartbeat then
  * rejoins it (a restarted node also brings a new incarnation).
  */
-static void ics_peer_move(struct ics_peer *p, const u8 *addr)
+/* False if @p is alive after all: a conflict, not a move. */
+static bool ics_peer_move(struct ics_peer *p, const u8 *addr)
 {
-	pr_info("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
-	/* Senders read addr under tx_lock; the receive path compares it racily. */
+	bool live;
+
+	/*
+	 * Under member_lock, which a heartbeat making the node alive holds:
+	 * no heartbeat of the old MAC can revive it while we move it.
+	 * Senders read addr under tx_lock; the receive path compares it racily.
+	 */
 	spin_lock_bh(&p->b->in->member_lock);
-	spin_lock(&p->lock);
-	spin_lock(&p->link.tx_lock);
-	ether_addr_copy(p->addr, addr);
-	spin_unlock(&p->link.tx_lock);
-	spin_unlock(&p->lock);
-	p->moved = true;
+	live = ics_live(p->state);
+	if (!live) {
+		pr_info("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
+		spin_lock(&p->lock);
+		spin_lock(&p->link.tx_lock);
+		ether_addr_copy(p->addr, addr);
+		spin_unlock(&p->link.tx_lock);
+		spin_unlock(&p->lock);
+		p->moved = true;
+	}
 	spin_unlock_bh(&p->b->in->member_lock);
+	return !live;
 }
 
 /* Called from the receive path under rcu_read_lock(). */
@@ -70,9 +81,8 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 	if (likely(p && ether_addr_equal(p->addr, addr)))
 		return p;
 	if (p) {
-		if (ics_live(READ_ONCE(p->state)))
+		if (ics_live(READ_ONCE(p->state)) || !ics_peer_move(p, addr))
 			goto conflict;
-		ics_peer_move(p, addr);
 		return p;
 	}
 
@@ -89,7 +99,9 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 		if (ether_addr_equal(old->addr, addr))
 			return old;
 		p = old;
-		goto conflict;
+		if (ics_live(READ_ONCE(p->state)) || !ics_peer_move(p, addr))
+			goto conflict;
+		return p;
 	}
 	rcu_assign_pointer(b->peers[node], fresh);
 	spin_unlock_bh(&b->peers_lock);

@@ -132,18 +132,16 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		goto drop;
 	}
-	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > ics_reasm_mem_max) {
+	/*
+	 * The join chains onto the head: make it ours now, while we may
+	 * refuse, and before charging it (unclone may change its truesize;
+	 * what is charged here is exactly what ics_reasm_free() returns).
+	 */
+	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC))
+		goto refuse;
+	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > (long)ics_reasm_mem_max) {
 		atomic_long_sub(skb->truesize, &b->reasm_mem);
-		if (!r->have)
-			ics_reasm_free(b, p, r);
-		goto nomem;
-	}
-	/* The join chains onto the head: make it ours now, while we may refuse. */
-	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC)) {
-		atomic_long_sub(skb->truesize, &b->reasm_mem);
-		if (!r->have)
-			ics_reasm_free(b, p, r);
-		goto nomem;
+		goto refuse;
 	}
 	if (!ics_reasm_insert(r, skb)) {
 		atomic_long_sub(skb->truesize, &b->reasm_mem);
@@ -163,6 +161,9 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 drop:
 	kfree_skb(skb);
 	return true;	/* taken: a duplicate or a broken sender's frame */
+refuse:
+	if (!r->have)
+		ics_reasm_free(b, p, r);
 nomem:
 	ics_count(in, ICS_STAT_REASM_NOMEM);
 	kfree_skb(skb);
