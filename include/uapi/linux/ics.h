@@ -33,13 +33,14 @@
  *     ICS_A_HEARTBEAT_MISSES: u32, a member silent for this many of its
  *       heartbeat intervals is declared down
  *     ICS_A_VOTES: u32, this member's quorum votes (0 or 1)
- *     ICS_A_EXPECTED_VOTES: u32, expected votes now: the configured value,
- *       raised to the most votes present at once since bind
- *     ICS_A_CURRENT_VOTES: u32, votes of the members present (with ours) \
- *     ICS_A_QUORUM: u32, votes needed: (expected + 2) / 2               > when
- *     ICS_A_HAS_QUORUM: u8, 1 when current >= quorum                   | bound
- *     ICS_A_GENERATION: u32, membership generation (see GET_MEMBERS)   /
- *     ICS_A_INCARNATION: u32, ours, when bound
+ *     ICS_A_EXPECTED_VOTES: u32, expected votes now: the configured  \
+ *       value, raised to the most votes present at once since bind    |
+ *     ICS_A_CURRENT_VOTES: u32, votes of the members present (ours   |
+ *       included)                                                    > when
+ *     ICS_A_QUORUM: u32, votes needed: (expected + 2) / 2            | bound
+ *     ICS_A_HAS_QUORUM: u8, 1 when current >= quorum                 |
+ *     ICS_A_GENERATION: u32, membership generation (see GET_MEMBERS) |
+ *     ICS_A_INCARNATION: u32, ours                                   /
  *     ICS_A_LINK_TIMEOUT_MS: u32, a link that makes no progress this long
  *       fails its messages (ETIMEDOUT)
  *     ICS_A_LINK_WINDOW: u32, most frames in flight per link
@@ -121,9 +122,9 @@
  *     ICS_A_TEST_RTT: nest, with PING
  *   Errors: ENOTCONN (not bound), EINVAL (node id or channel out of range,
  *   count 0, unknown flags, sending to our own node id), EHOSTUNREACH (node
- *   never heard from), EMSGSIZE (size > ICS_MSG_MAX), EAGAIN (queue full,
- *   with NONBLOCK and nothing queued), ETIMEDOUT (queue stayed full),
- *   EINTR (signal). Once one message is queued the reply is a success that
+ *   never heard from), EHOSTDOWN (node down or left), EMSGSIZE (size >
+ *   ICS_MSG_MAX), EAGAIN (queue full, with NONBLOCK and nothing queued),
+ *   ETIMEDOUT (queue stayed full), EINTR (signal), ENOMEM. Once one message is queued the reply is a success that
  *   reports the counts and the first error.
  *
  * ICS_CMD_GET_LINKS (dump)
@@ -180,7 +181,7 @@
  *       ICS_EVENT_A_TIME_NS: u64, CLOCK_MONOTONIC when it happened
  *       ICS_EVENT_A_REALTIME_NS: u64, CLOCK_REALTIME, for people
  *       ICS_EVENT_A_GENERATION: u32, the view it made (or was seen in)
- *       ICS_EVENT_A_NODE: u32              (NODE, CONFLICT, BOUND, UNBOUND)
+ *       ICS_EVENT_A_NODE: u32, the node (QUORUM, BOUND, UNBOUND: ours)
  *       ICS_EVENT_A_OLD_STATE: u8          (NODE)
  *       ICS_EVENT_A_STATE: u8              (NODE)
  *       ICS_EVENT_A_REASON: u8             (NODE)
@@ -347,8 +348,10 @@ enum ics_frame_type {
 /*
  * Payload of an ICS_FT_ACK frame: a cumulative ack is in the header; sack
  * bit i (bit i % 8 of byte i / 8) set means seq ack + 2 + i was received.
- * Sent when data arrives out of order or twice, and when a delayed
- * acknowledgement is due with no data frame to carry it.
+ * Sent at once for data out of order, duplicate or beyond the window, for
+ * data carrying ICS_WF_ACKREQ or leaving a gap, for every second frame
+ * taken in order, else by the delayed-ack timer (an acknowledgement
+ * piggybacked on data does not replace it).
  */
 #define ICS_SACK_BITS	512
 struct ics_wire_ack {
@@ -571,7 +574,7 @@ enum ics_stat {
 	ICS_STAT_RX_BAD_FRAG,		/* fragment fields inconsistent */
 	ICS_STAT_RX_DUP_FRAG,		/* fragment overlapping one we hold */
 	ICS_STAT_RX_NODE_CONFLICT,	/* a node id claimed by a second MAC */
-	ICS_STAT_REASM_TIMEOUT,		/* partial messages expired */
+	ICS_STAT_REASM_TIMEOUT,		/* partial messages dropped (silence, new session...) */
 	ICS_STAT_REASM_EVICTED,		/* partial messages pushed out by newer */
 	ICS_STAT_REASM_NOMEM,		/* fragments over the reassembly bound */
 	ICS_STAT_HELLO_TX,		/* hello frames sent */
@@ -594,7 +597,7 @@ enum ics_stat {
 	ICS_STAT_RX_PEER_DOWN,		/* frames of a node held down or left, dropped */
 	ICS_STAT_TX_HOSTDOWN,		/* sends refused: the node is down or left */
 	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
-	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full */
+	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range */
 	__ICS_STAT_LAST
 };
