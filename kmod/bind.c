@@ -50,6 +50,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->incarnation = ics_member_incarnation(in);
 	spin_lock_init(&b->peers_lock);
 	timer_setup(&b->timer, ics_timer, 0);
+	timer_setup(&b->check_timer, ics_check_timer, 0);
 	b->pt.type = htons(ICS_ETH_P);
 	b->pt.dev = dev;
 	b->pt.func = ics_rcv;
@@ -106,6 +107,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	dev_remove_pack(&b->pt);
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
+	timer_shutdown_sync(&b->check_timer);
 	if (netif_running(b->dev))
 		ics_member_leave(b);	/* after the last heartbeat of the timer */
 	wake_up_all(&in->send_wq);	/* blocked senders see the instance unbound */

@@ -145,6 +145,8 @@ struct ics_bind {
 	u32 cluster_id;
 	u32 incarnation;
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
+	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
+	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -451,6 +453,7 @@ void ics_member_conflict(struct ics_bind *b, struct ics_peer *p, u8 node, const 
 void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, u32 frame_len,
 		   u32 inc);
 void ics_timer(struct timer_list *t);
+void ics_check_timer(struct timer_list *t);
 
 /* A copy of one member's view entry (netlink.c), taken under member_lock. */
 struct ics_member_info {

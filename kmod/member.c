@@ -445,6 +445,85 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 }
 
 /*
+ * Frames may be waiting in our own receive path: the per-CPU backlogs
+ * (veth, RPS, netif_rx()) or a NAPI poll of the bound NIC not yet run.
+ * The timer runs in softirq before NET_RX (and when softirqs are pushed to
+ * ksoftirqd under load, both wait there, timers first): a node whose
+ * heartbeat sits in our queue is not silent. Racy reads, under RCU: at
+ * worst a decision is deferred once more, or not deferred.
+ */
+static bool ics_rx_pending(struct ics_bind *b)
+{
+	struct napi_struct *n;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct softnet_data *sd = &per_cpu(softnet_data, cpu);
+
+		if (skb_queue_len_lockless(&sd->input_pkt_queue) ||
+		    skb_queue_len_lockless(&sd->process_queue))
+			return true;
+	}
+	list_for_each_entry_rcu(n, &b->dev->napi_list, dev_list)
+		if (test_bit(NAPI_STATE_SCHED, &n->state))
+			return true;
+	return false;
+}
+
+/*
+ * Declare down every alive node silent for more than heartbeat_misses of
+ * its intervals; unless our receive path has frames waiting (not yet
+ * looked at: one may be the node's), then look again one tick later, for
+ * at most another heartbeat_misses of our intervals (hb_deferred).
+ * rcu_read_lock() held; messages of the nodes declared down go to @fail.
+ */
+static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
+{
+	struct ics_net *in = b->in;
+	u32 misses = READ_ONCE(in->hb_misses);
+	u64 grace = (u64)READ_ONCE(in->hb_ms) * misses * NSEC_PER_MSEC;
+	int pending = -1;	/* not looked yet */
+	struct ics_peer *p;
+	int node;
+
+	spin_lock_bh(&in->member_lock);
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		p = rcu_dereference(b->peers[node]);
+		if (!p || !ics_live(p->state) ||
+		    ics_silent_ns(p, now) <= (u64)p->hb_ms * misses * NSEC_PER_MSEC)
+			continue;
+		if (pending < 0)
+			pending = ics_rx_pending(b);
+		if (pending && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
+			if (!b->defer_ns) {
+				b->defer_ns = now;
+				ics_count(in, ICS_STAT_HB_DEFERRED);
+			}
+			mod_timer(&b->check_timer, jiffies + 1);
+			continue;
+		}
+		ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, fail);
+		net_info_ratelimited("%s: node %u down: silent for %llu ms\n", b->dev->name,
+				     node, div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC));
+	}
+	if (pending <= 0)
+		b->defer_ns = 0;	/* nothing deferred any more */
+	spin_unlock_bh(&in->member_lock);
+}
+
+/* A deferred decision of ics_member_check(), one tick later. */
+void ics_check_timer(struct timer_list *t)
+{
+	struct ics_bind *b = from_timer(b, t, check_timer);
+	LIST_HEAD(fail);
+
+	rcu_read_lock();
+	ics_member_check(b, ktime_get_ns(), &fail);
+	rcu_read_unlock();
+	ics_link_fail_report(b->in, &fail, -EHOSTDOWN);
+}
+
+/*
  * The instance timer, every heartbeat_ms: declare silent nodes down,
  * broadcast our heartbeat, expire a silent peer's partial messages.
  */
@@ -453,38 +532,25 @@ void ics_timer(struct timer_list *t)
 	struct ics_bind *b = from_timer(b, t, timer);
 	struct ics_net *in = b->in;
 	unsigned long iv = msecs_to_jiffies(READ_ONCE(in->hb_ms)), due = t->expires;
-	u32 misses = READ_ONCE(in->hb_misses);
 	bool late = time_after(jiffies, due + iv);
-	u64 now = ktime_get_ns(), down = 0;
 	struct ics_wire_hello h;
 	struct ics_peer *p;
 	LIST_HEAD(fail);
 	int node;
 
+	rcu_read_lock();
 	if (late)
 		ics_count(in, ICS_STAT_HB_LATE);
-	rcu_read_lock();
+	else
+		ics_member_check(b, ktime_get_ns(), &fail);
 	spin_lock_bh(&in->member_lock);
-	for (node = 1; node <= ICS_MAX_NODES && !late; node++) {
-		p = rcu_dereference(b->peers[node]);
-		if (p && ics_live(p->state) &&
-		    ics_silent_ns(p, now) > (u64)p->hb_ms * misses * NSEC_PER_MSEC) {
-			ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, &fail);
-			down |= BIT_ULL(node - 1);
-		}
-	}
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
 
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (!p)
-			continue;
-		if (down & BIT_ULL(node - 1))
-			net_info_ratelimited("%s: node %u down: silent for %u ms\n",
-					     b->dev->name, node, misses * p->hb_ms);
-		if (!list_empty_careful(&p->reasm))
+		if (p && !list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
 	}
 	rcu_read_unlock();

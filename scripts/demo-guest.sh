@@ -8,10 +8,12 @@
 #                            | br-ics |
 #   [ns m3: node 3] --veth-- +--------+
 #
-# It sends a traffic mix shaped like the seed paper's NFS-server cluster
-# (small CFS and PRI0 messages, DLM and KCH chatter, some bulk CFS/DRD),
-# prints `icstat chanhisttot` on member 1, and checks every histogram row of
-# every member against what it sent.
+# The members find each other (icstat members), send a traffic mix shaped
+# like the seed paper's NFS-server cluster (small CFS and PRI0 messages,
+# DLM and KCH chatter, some bulk CFS/DRD); member 1 prints `icstat
+# chanhisttot`, and every histogram row of every member is checked against
+# what was sent. Then member 3 dies (its netns deleted) while member 1
+# runs `icstat monitor`: it is declared down within 400 ms.
 set -eu
 ko=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,21 +27,24 @@ for n in 1 2 3; do
 	ip link set br$n master br-ics up
 	ip -n m$n link set ics$n up
 done
-# The hello interval is long so the only hellos are the ones at bind time;
-# they are counted all the same (CNX, row 16) and checked below.
-insmod "$ko" heartbeat_ms=600000
+# Membership at its defaults: a heartbeat every 100 ms, down after 3 missed.
+insmod "$ko"
 for n in 1 2 3; do
 	ip netns exec m$n icsctl bind dev ics$n node $n cluster 7 >/dev/null
 done
 for n in 1 2 3; do
 	for i in $(seq 100); do
-		r=$(ip netns exec m$n icstat -j nodes | python3 -c \
-			'import json,sys; print(sum(n["reachable"] for n in json.load(sys.stdin)["nodes"]))')
-		[ "$r" = 2 ] && break
+		r=$(ip netns exec m$n icstat -j members | python3 -c \
+			'import json,sys; print(sum(m["state"] == "member" for m in json.load(sys.stdin)["members"]))')
+		[ "$r" = 3 ] && break
 		sleep 0.1
 	done
-	[ "$r" = 2 ] || { echo "demo: member $n sees $r of 2 peers" >&2; exit 1; }
+	[ "$r" = 3 ] || { echo "demo: member $n sees $r of 3 members" >&2; exit 1; }
 done
+echo "demo: three members; member 1's view:"
+echo
+ip netns exec m1 icstat members
+echo
 
 # src dst channel size count
 plan="
@@ -71,6 +76,14 @@ echo "$plan" | while read -r src dst ch size count; do
 	ip netns exec m$src icsctl send node "$dst" channel "$ch" size "$size" count "$count" >/dev/null
 done
 
+# Heartbeats count on CNX too: slow them down to one an hour, so that the
+# counters hold still while they are checked (the next beat of each
+# member's timer announces the new interval; wait for it).
+for n in 1 2 3; do
+	ip netns exec m$n icsctl set heartbeat 3600000
+done
+sleep 0.5
+
 expect_total=$(echo "$plan" | awk 'NF {s += $5} END {print s}')
 echo "demo: sent $expect_total messages over 3 members; member 1's view:"
 echo
@@ -82,6 +95,7 @@ python3 - "$plan" <<'PY'
 import json, subprocess, sys
 
 CH = "BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX".split()
+HELLO = 136     # sizeof(struct ics_wire_hello): a heartbeat on CNX
 def size(s):
     m = {"k": 1 << 10, "m": 1 << 20}
     return int(s[:-1]) * m[s[-1]] if s[-1] in m else int(s)
@@ -101,8 +115,8 @@ for n in (1, 2, 3):
             if int(who) == n:
                 want[d][CH.index(ch)][row(size(sz))] += int(cnt)
     stats = icstat(n, "show")["stats"]
-    want["tx"][CH.index("CNX")][row(16)] += stats["hello_tx"]
-    want["rx"][CH.index("CNX")][row(16)] += stats["hello_rx"]
+    want["tx"][CH.index("CNX")][row(HELLO)] += stats["hello_tx"]
+    want["rx"][CH.index("CNX")][row(HELLO)] += stats["hello_rx"]
     got = icstat(n, "chanhisttot")["channels"]
     for c in got:
         for d in ("tx", "rx"):
@@ -116,6 +130,38 @@ if bad:
     sys.exit(f"demo: {bad} mismatches")
 print("demo: every histogram row on every member matches what was sent; no corrupt message")
 PY
+
+# A member dies: member 1 reports it down within 400 ms of its last frame.
+for n in 1 2 3; do
+	ip netns exec m$n icsctl set heartbeat 100
+done
+sleep 0.5
+ip netns exec m1 icstat monitor > /tmp/demo-monitor 2>&1 &
+mon=$!
+sleep 0.5
+echo
+echo "demo: member 3 dies (its network namespace is deleted); member 1's monitor:"
+ip netns del m3
+for i in $(seq 100); do
+	grep -q "node 3 member -> down" /tmp/demo-monitor && break
+	sleep 0.1
+done
+kill -INT $mon; wait $mon || true
+echo
+sed 's/^/    /' /tmp/demo-monitor
+echo
+ip netns exec m1 icstat members
+grep -q "node 3 member -> down" /tmp/demo-monitor || { echo "demo: member 3 was not declared down" >&2; exit 1; }
+ip netns exec m1 icstat -j members | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+m = next(m for m in j["members"] if m["node"] == 3)
+d = (m["since_ns"] - m["last_heard_ns"]) / 1e6
+print("demo: member 3 declared down %.0f ms after its last frame (bound: %d ms)"
+      % (d, j["heartbeat_ms"] * (j["heartbeat_misses"] + 1)))
+sys.exit(d > j["heartbeat_ms"] * (j["heartbeat_misses"] + 1) + 100)'
+ip netns del m1
+ip netns del m2
 rmmod ics
 if dmesg | grep -E 'WARNING:|BUG:|Oops|cut here|Call Trace' >/dev/null; then
 	echo "demo: the kernel log has a warning:" >&2

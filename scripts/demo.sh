@@ -16,4 +16,5 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 2 --memory 2G \
 	-- bash "$root/scripts/demo-guest.sh" "$ko" 2>&1 | tee "$out"
-grep -q '^demo: every histogram row on every member matches' "$out"
+grep -q '^demo: every histogram row on every member matches' "$out" &&
+	grep -q '^demo: member 3 declared down' "$out"

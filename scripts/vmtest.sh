@@ -24,13 +24,14 @@
 #   VMTEST_OUT             results directory (default build/vmtest); give
 #                          concurrent runs different ones
 #   VMTEST_PARALLEL=1      boot every kernel's VM at once (make check does)
+#   VMTEST_CPUS            vCPUs per VM (default 2; 1 with VMTEST_PARALLEL)
 #
 # The module (build/KVER/kmod/ics.ko, and build/KVER/selftests/*/*.ko) and
 # the tools (user/icstat, user/icsctl) are copied to build/vmtest/KVER/stage
 # first, and the guest uses the copies.
 #
 # Each kernel boots with TCG (these distro kernels cannot use KVM here),
-# 2 CPUs, 2 GiB. Results go to build/vmtest/KVER/: console.log (vng output),
+# 2 CPUs (1 with VMTEST_PARALLEL), 2 GiB. Results go to build/vmtest/KVER/: console.log (vng output),
 # ktap.log, dmesg.log, kmemleak.log (kernels with kmemleak), done. The run
 # fails (exit 1) on any "not ok" line, a guest that did not finish, a kernel
 # log line with a warning, bug, oops, lockdep, KASAN or UBSAN report, or a
@@ -96,6 +97,10 @@ run_kver=() run_res=() run_missing=() run_ko=() pids=()
 # host's cores): the tests wait on the clock as much as on the CPU, so
 # the pair takes much less than the sum.
 parallel=${VMTEST_PARALLEL:-0}
+# vCPUs per VM (VMTEST_CPUS): 2, or 1 when the VMs run at once, so that
+# the emulator's vCPU threads do not outnumber the host's cores (which
+# under TCG costs far more than the cores it shares).
+cpus=${VMTEST_CPUS:-$([ "$parallel" = 1 ] && echo 1 || echo 2)}
 
 # boot_vm IMAGE RESDIR: the guest run; exit code and seconds in RESDIR.
 boot_vm()
@@ -103,7 +108,7 @@ boot_vm()
 	local image=$1 res=$2 t0=$SECONDS rc
 	timeout --foreground -k 30 "${VMTEST_TIMEOUT:-5400}" \
 		vng --run "$image" --disable-kvm --user root \
-		--cpus 2 --memory 2G --verbose --rwdir "$res" \
+		--cpus "$cpus" --memory 2G --verbose --rwdir "$res" \
 		-- "$root/scripts/vm-guest.sh $res ${tests[*]}" \
 		> "$res/console.log" 2>&1 < /dev/null
 	rc=$?

@@ -66,7 +66,7 @@ cycle_bound()
 		assert_eq "cycle $i: state ifname node_id" "bound icsl0 1" "$out" || return 1
 		ics_unload || { fail "cycle $i: rmmod"; return 1; }
 	done
-	line='ics: bound to icsl0 as node 1 of cluster 0 (mtu 1500)'
+	line='ics: bound to icsl0 as node 1 of cluster 0 (mtu 1500, incarnation '
 	ics_dmesg | grep -qF "$line" || fail "no kernel log line '$line'" || return 1
 	info "$CYCLES bound load/unload cycles"
 }

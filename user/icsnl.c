@@ -740,6 +740,7 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_HB_LATE]		= "hb_late",
 	[ICS_STAT_EVENTS_LOST]		= "events_lost",
 	[ICS_STAT_RX_BAD_HELLO]		= "rx_bad_hello",
+	[ICS_STAT_HB_DEFERRED]		= "hb_deferred",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */

@@ -599,6 +599,7 @@ enum ics_stat {
 	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range */
+	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
