@@ -346,6 +346,7 @@ static inline bool ics_before(u32 a, u32 b)
 int ics_crc_init(void);
 void ics_crc_exit(void);
 u32 ics_frame_crc(const struct ics_wire_hdr *h, const void *payload, unsigned int len);
+const char *ics_crc_driver(void);
 
 /* tx.c: building and sending single frames */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
@@ -378,7 +379,14 @@ void ics_ack_timer(struct timer_list *t);
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev);
-void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb);
+/*
+ * ics_deliver()'s @pattern: the generator's pattern not looked at yet, or
+ * every fragment of the message verified (or not) as reassembly took it.
+ */
+enum ics_pattern { ICS_PAT_UNCHECKED, ICS_PAT_FRAGS_OK, ICS_PAT_BAD };
+
+void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
+		 enum ics_pattern pattern);
 
 /* peer.c */
 struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr);
@@ -481,7 +489,8 @@ struct ics_test_result {
 
 u32 ics_pattern_seed(u8 src, u8 channel, u32 msg_id, u32 len);
 void ics_pattern_fill(u32 seed, u8 *to, u32 off, u32 n);
-bool ics_pattern_check(struct sk_buff *skb, u32 seed);
+bool ics_pattern_check(struct sk_buff *skb, u32 seed, u32 msg_off);
+bool ics_pattern_check_joined(struct sk_buff *skb, u32 seed);
 int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 flags,
 		u32 timeout_ms, struct ics_test_result *r);
 void ics_pong_rcv(struct ics_net *in, u8 src, u8 channel);

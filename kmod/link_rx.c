@@ -50,7 +50,7 @@ static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 
 	if (f.off == 0 && skb->len == f.msg_len) {
 		ics_count_rx_frame(in, f.frame_len);
-		ics_deliver(p, f.channel, f.flags, f.msg_id, skb);
+		ics_deliver(p, f.channel, f.flags, f.msg_id, skb, ICS_PAT_UNCHECKED);
 	} else if (!ics_reasm_rcv(p->b, p, skb, &f)) {
 		return false;
 	}

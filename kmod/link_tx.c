@@ -45,6 +45,7 @@
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
 #define ICS_STARVE		32	/* frames a waiting level may be passed over */
 #define ICS_RTO_BURST		32	/* frames resent at once when the RTO fires */
+#define ICS_URGENT_RESERVE	2	/* frames level 0 may send beyond cwnd */
 #define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */
 #define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
@@ -233,6 +234,22 @@ static int ics_pick(struct ics_link *l, const struct ics_net *in)
 	return -1;	/* not reached: mask said the level has a queue */
 }
 
+/* A level-0 channel with a message waiting, round robin; or -1. */
+static int ics_pick_urgent(struct ics_link *l, const struct ics_net *in)
+{
+	unsigned int i;
+	int ch;
+
+	for (i = 1; i <= ICS_CHANNELS; i++) {
+		ch = (l->rr[0] + i) % ICS_CHANNELS;
+		if (!READ_ONCE(in->prio[ch]) && !list_empty(&l->q[ch].pending)) {
+			l->rr[0] = ch;
+			return ch;
+		}
+	}
+	return -1;
+}
+
 /* Build the data frame for @f (seq @seq), acknowledging what we received. */
 static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq,
 				      u8 flags)
@@ -348,6 +365,16 @@ static void ics_push_locked(struct ics_peer *p)
 		ics_cut(p, ch, mtu, window);
 	if (ics_inflight(l) >= window && ics_any_pending(l))
 		l->cwnd_limited = true;
+	/*
+	 * Urgent messages do not wait for bulk frames to be acknowledged: the
+	 * level-0 channels (CNX, PRI0 by default) may have ICS_URGENT_RESERVE
+	 * frames in flight beyond the congestion window (never beyond the
+	 * ring). They still queue behind the frames in flight on the path,
+	 * which the delay-based window keeps few.
+	 */
+	while (ics_inflight(l) < min(window + ICS_URGENT_RESERVE, l->ring_mask + 1) &&
+	       (ch = ics_pick_urgent(l, p->b->in)) >= 0)
+		ics_cut(p, ch, mtu, window);
 	if (ics_inflight(l) && !timer_pending(&l->rtx_timer))
 		ics_rtx_arm(l);
 }

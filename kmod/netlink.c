@@ -146,6 +146,7 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 	rtnl_unlock();
 
 	if (nla_put_u32(msg, ICS_A_MSG_MAX, ICS_MSG_MAX) ||
+	    nla_put_string(msg, ICS_A_CRC32C_DRIVER, ics_crc_driver()) ||
 	    nla_put_u32(msg, ICS_A_HEARTBEAT_MS, READ_ONCE(in->hb_ms)) ||
 	    nla_put_u32(msg, ICS_A_HEARTBEAT_MISSES, READ_ONCE(in->hb_misses)) ||
 	    nla_put_u32(msg, ICS_A_VOTES, READ_ONCE(in->votes)) ||

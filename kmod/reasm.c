@@ -28,6 +28,7 @@ struct ics_reasm {
 	u32 have;		/* payload bytes held */
 	u8 channel;
 	u8 flags;
+	bool pattern_bad;	/* a test-pattern fragment did not verify */
 	unsigned int truesize;
 	struct sk_buff_head frags;	/* sorted by offset */
 };
@@ -151,10 +152,18 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	ics_count_rx_frame(in, f->frame_len);	/* only frames that passed */
 	r->truesize += skb->truesize;
 	r->have += skb->len;
+	/* The generator's pattern, a fragment at a time (see ics_deliver()). */
+	if ((f->flags & ICS_WF_TESTPAT) &&
+	    !ics_pattern_check(skb, ics_pattern_seed(p->node_id, f->channel, f->msg_id, f->msg_len),
+			       f->off))
+		r->pattern_bad = true;
 	if (r->have == r->msg_len) {
+		bool bad = r->pattern_bad;
+
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
-		ics_deliver(p, f->channel, f->flags, f->msg_id, msg);
+		ics_deliver(p, f->channel, f->flags, f->msg_id, msg,
+			    bad ? ICS_PAT_BAD : ICS_PAT_FRAGS_OK);
 	}
 	return true;
 

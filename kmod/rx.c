@@ -59,7 +59,8 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 }
 
 /* Called under peer->lock, in order (link_rx.c); consumes @skb. */
-void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb)
+void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
+		 enum ics_pattern pattern)
 {
 	struct ics_net *in = p->b->in;
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
@@ -84,7 +85,17 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	this_cpu_add(in->stats->node[src].rx_bytes, len);
 
 	if (flags & ICS_WF_TESTPAT) {
-		ok = ics_pattern_check(skb, ics_pattern_seed(src, channel, msg_id, len));
+		u32 seed = ics_pattern_seed(src, channel, msg_id, len);
+
+		/*
+		 * A large message's bytes were checked fragment by fragment
+		 * (reasm.c), so no delivery holds the peer's lock for a scan of
+		 * megabytes; here only the order of the join.
+		 */
+		if (pattern == ICS_PAT_UNCHECKED)
+			ok = ics_pattern_check(skb, seed, 0);
+		else
+			ok = pattern == ICS_PAT_FRAGS_OK && ics_pattern_check_joined(skb, seed);
 		if (ok)
 			this_cpu_inc(cs->rx_pattern_ok);
 		else

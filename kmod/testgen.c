@@ -85,8 +85,12 @@ static bool ics_pattern_cmp(u32 seed, const u8 *p, u32 off, u32 n)
 	return true;
 }
 
-/* Every byte of @skb (linear part, pages, frag_list), in place. */
-bool ics_pattern_check(struct sk_buff *skb, u32 seed)
+/*
+ * Every byte of @skb (linear part, pages, frag_list), in place, as the
+ * message's bytes from offset @msg_off: a whole message (0), or one
+ * fragment as reassembly takes it.
+ */
+bool ics_pattern_check(struct sk_buff *skb, u32 seed, u32 msg_off)
 {
 	struct skb_seq_state st;
 	const u8 *p;
@@ -95,7 +99,7 @@ bool ics_pattern_check(struct sk_buff *skb, u32 seed)
 
 	skb_prepare_seq_read(skb, 0, skb->len, &st);
 	while ((n = skb_seq_read(off, &p, &st)) != 0) {
-		if (!ics_pattern_cmp(seed, p, off, n)) {
+		if (!ics_pattern_cmp(seed, p, msg_off + off, n)) {
 			ok = false;
 			break;
 		}
@@ -103,6 +107,29 @@ bool ics_pattern_check(struct sk_buff *skb, u32 seed)
 	}
 	skb_abort_seq_read(&st);
 	return ok && off == skb->len;
+}
+
+/*
+ * A reassembled message whose fragments each verified as they came: check
+ * that the join put them in order, by the first bytes of each piece (the
+ * head's own data, then each skb on its frag_list) at its offset.
+ */
+bool ics_pattern_check_joined(struct sk_buff *skb, u32 seed)
+{
+	struct sk_buff *frag;
+	u32 off = skb->len;
+
+	skb_walk_frags(skb, frag)
+		off -= frag->len;	/* the head's own bytes */
+	if (!ics_pattern_cmp(seed, skb->data, 0, min_t(u32, skb_headlen(skb), 16)))
+		return false;
+	skb_walk_frags(skb, frag) {
+		if (skb_headlen(frag) &&
+		    !ics_pattern_cmp(seed, frag->data, off, min_t(u32, skb_headlen(frag), 16)))
+			return false;
+		off += frag->len;
+	}
+	return off == skb->len;
 }
 
 /*

@@ -7,7 +7,9 @@
 # (and TIPC when its module loads) as the baseline:
 #
 #   ics_ping_idle     64-byte PRI0 round trips, one at a time, idle link
-#   ics_ping_loaded   the same while 1 MiB CFS messages stream from node 1
+#   ics_ping_loaded   the same while 1 MiB CFS messages stream from node 1,
+#                     the stream's sender on the pinger's vCPU (0)
+#   ics_ping_loaded_cpu1  the same, the stream's sender on vCPU 1
 #   ics_bulk          N 1 MiB CFS messages, --wait: wall clock -> MB/s
 #   ics_bulk_loss     the same with netem loss 1% on bench-a's veth
 #   tcp_ping_idle, tcp_ping_loaded, tcp_bulk, tcp_bulk_loss: the same for TCP
@@ -49,9 +51,15 @@ elapsed() { python3 -c 'import sys; print("%.6f" % (float(sys.argv[2]) - float(s
 # Round trips run on CPU 0, both ends: under TCG a wakeup on the other vCPU
 # costs milliseconds, which would measure the emulator, not the protocol.
 # (ics answers a ping in softirq on the sending CPU; the TCP and TIPC
-# servers are pinned to the same CPU as their client.) The bulk streams
-# are not pinned.
-pin=(taskset -c 0)
+# servers are pinned to the same CPU as their client.) They run SCHED_FIFO
+# (every transport alike), so that a bulk stream sharing their vCPU
+# delays them by the work it does in softirq, which nothing preempts, not
+# by the scheduler's time slices. The loaded round trips are measured with
+# the stream's sender on the pinger's vCPU and on the other one: veth
+# hands a frame to the receiver on the CPU that sent it, so the stream's
+# receive and acknowledgement processing runs on the vCPU of whoever
+# pushes its frames, and may land on the pinger's.
+pin=(taskset -c 0 chrt -f 50)
 # No measurement may hang the run: each gets at most 10 minutes.
 lim() { timeout -k 10 600 "$@"; }
 ics_ping() { lim "${pin[@]}" ip netns exec $A icsctl send node 2 channel PRI0 size 64 count "$PINGS" --ping --timeout 10000 -j; }
@@ -147,12 +155,13 @@ print(json.dumps({"msgs": n, "bytes": n * 1048576, "secs": secs,
 }
 
 # Start a background 1 MiB CFS stream and wait until it flows.
-ics_stream_start()
+ics_stream_start()	# CPU
 {
 	local rx0 i
 	rx0=$(cfs_rx)
-	# A simple command, so that $! is icsctl itself (ip netns exec execs it).
-	ip netns exec $A icsctl send node 2 channel CFS size $MIB count 1000000 \
+	# A simple command, so that $! is icsctl itself (taskset and ip netns
+	# exec exec it).
+	taskset -c "$1" ip netns exec $A icsctl send node 2 channel CFS size $MIB count 1000000 \
 		--wait --timeout 60000 > /dev/null 2>&1 &
 	stream_pid=$!
 	for i in $(seq 300); do
@@ -182,9 +191,10 @@ ics_stream_stop()
 	quiesce
 }
 
-tcp_stream_start()
+tcp_stream_start()	# CPU
 {
-	ip netns exec $A bench-peer stream tcp 10.77.0.2 5201 0 $MIB 3600 > /dev/null 2>&1 &
+	taskset -c "$1" ip netns exec $A bench-peer stream tcp 10.77.0.2 5201 0 $MIB 3600 \
+		> /dev/null 2>&1 &
 	stream_pid=$!
 	sleep 2
 }
@@ -216,19 +226,23 @@ bench_mtu()
 		record "$mtu" tipc_ping_idle "${j:-null}"
 	fi
 
-	# (b) round trips behind a bulk stream from the same sender
-	ics_stream_start
-	rx0=$(cfs_rx)
-	t0=$(now)
-	j=$(ics_ping)
-	t1=$(now)
-	record "$mtu" ics_ping_loaded "${j:-null}"
-	record "$mtu" ics_stream_during_ping "{\"mb_s\": $(stream_rate "$(($(cfs_rx) - rx0))" "$(elapsed "$t0" "$t1")")}"
-	ics_stream_stop
-	tcp_stream_start
-	j=$(peer_ping tcp 10.77.0.2 5201)
-	record "$mtu" tcp_ping_loaded "${j:-null}"
-	tcp_stream_stop
+	# (b) round trips behind a bulk stream from the same sender, the
+	# stream's sender on vCPU 0 (with the pinger), then on vCPU 1
+	for cpu in 0 1; do
+		sfx=$([ $cpu = 0 ] || echo _cpu$cpu)
+		ics_stream_start $cpu
+		rx0=$(cfs_rx)
+		t0=$(now)
+		j=$(ics_ping)
+		t1=$(now)
+		record "$mtu" ics_ping_loaded$sfx "${j:-null}"
+		record "$mtu" ics_stream_during_ping$sfx "{\"mb_s\": $(stream_rate "$(($(cfs_rx) - rx0))" "$(elapsed "$t0" "$t1")")}"
+		ics_stream_stop
+		tcp_stream_start $cpu
+		j=$(peer_ping tcp 10.77.0.2 5201)
+		record "$mtu" tcp_ping_loaded$sfx "${j:-null}"
+		tcp_stream_stop
+	done
 
 	# (c) bulk throughput, then with 1% loss on the sender's side
 	ics_bulk "$mtu" ics_bulk

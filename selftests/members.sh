@@ -360,7 +360,7 @@ soak()
 	monitor_stop || rc=1
 	mem soak "$ICS_TMP/events" "$secs" || rc=1
 	for ((n = 1; n <= N; n++)); do
-		info "node $n: $(in_ns "$(ns_of $n)" icstat -j show | jget '"msgs_done %d, msgs_failed %d, hb_late %d, tx_retransmits %d" % (j["stats"]["msgs_done"], j["stats"]["msgs_failed"], j["stats"]["hb_late"], j["stats"]["tx_retransmits"])')"
+		info "node $n: $(in_ns "$(ns_of $n)" icstat -j show | jget '"msgs_done %d, msgs_failed %d, hb_late %d, hb_deferred %d, tx_retransmits %d" % (j["stats"]["msgs_done"], j["stats"]["msgs_failed"], j["stats"]["hb_late"], j["stats"]["hb_deferred"], j["stats"]["tx_retransmits"])')"
 		assert_eq "node $n msgs_failed during the soak" 0 \
 			$(($(stat_get "$(ns_of $n)" msgs_failed) - failed0[n])) || rc=1
 	done

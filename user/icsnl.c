@@ -381,6 +381,7 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_INCARNATION]	= { .type = NLA_U32 },
 	[ICS_A_MEMBER]		= { .type = NLA_NESTED },
 	[ICS_A_EVENT]		= { .type = NLA_NESTED },
+	[ICS_A_CRC32C_DRIVER]	= { .type = NLA_STRING },
 };
 
 int icsnl_open(struct icsnl *nl)
@@ -649,6 +650,9 @@ static int instance_cb(struct nlattr **tb, void *arg)
 		in->state = nla_get_u8(tb[ICS_A_STATE]);
 	if (tb[ICS_A_IFNAME])
 		snprintf(in->ifname, sizeof(in->ifname), "%s", nla_get_string(tb[ICS_A_IFNAME]));
+	if (tb[ICS_A_CRC32C_DRIVER])
+		snprintf(in->crc32c, sizeof(in->crc32c), "%s",
+			 nla_get_string(tb[ICS_A_CRC32C_DRIVER]));
 	if (tb[ICS_A_ADDRESS])
 		memcpy(in->addr, nla_data(tb[ICS_A_ADDRESS]), sizeof(in->addr));
 	get_u32(tb[ICS_A_IFINDEX], &in->ifindex);
@@ -797,6 +801,8 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		show_u64(j, fmt, "mtu", in->mtu, false);
 	if (have(in, ICS_A_MSG_MAX))
 		show_u64(j, fmt, "msg_max", in->msg_max, false);
+	if (have(in, ICS_A_CRC32C_DRIVER))
+		show_str(j, "crc32c_driver", in->crc32c);
 	if (have(in, ICS_A_INCARNATION))
 		show_u64(j, fmt, "incarnation", in->incarnation, false);
 	if (have(in, ICS_A_HEARTBEAT_MS))

@@ -112,6 +112,7 @@ struct ics_instance {
 	uint64_t have;		/* bit ICS_A_x: attribute x was in the reply */
 	uint8_t state;
 	char ifname[16];
+	char crc32c[64];		/* ICS_A_CRC32C_DRIVER */
 	uint8_t addr[6];
 	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, heartbeat_ms, heartbeat_misses;
 	uint32_t link_timeout_ms, link_window;

@@ -29,6 +29,8 @@
  *     ICS_A_CLUSTER_ID: u32 |
  *     ICS_A_MTU: u32, the NIC's MTU now /
  *     ICS_A_MSG_MAX: u32, largest message (ICS_MSG_MAX)
+ *     ICS_A_CRC32C_DRIVER: string, the crypto driver computing the frame
+ *       CRC32C (the fastest at load: "crc32c-intel", "crc32c-generic", ...)
  *     ICS_A_HEARTBEAT_MS: u32, heartbeat (HELLO) interval in ms
  *     ICS_A_HEARTBEAT_MISSES: u32, a member silent for this many of its
  *       heartbeat intervals is declared down
@@ -506,6 +508,7 @@ enum ics_attr {
 	ICS_A_INCARNATION,	/* u32 */
 	ICS_A_MEMBER,		/* nest: enum ics_member_attr */
 	ICS_A_EVENT,		/* nest: enum ics_event_attr */
+	ICS_A_CRC32C_DRIVER,	/* string */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
