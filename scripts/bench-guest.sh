@@ -15,8 +15,16 @@
 #   tcp_ping_idle, tcp_ping_loaded, tcp_bulk, tcp_bulk_loss: the same for TCP
 #   tipc_ping_idle, tipc_bulk: TIPC (SOCK_STREAM) when available
 #
+# Then membership (scripts/bench-members.py, recorded with "mtu" 0):
+#   detect_HB_MISSES  failure detection over BENCH_KILLS kills of one of
+#                     three members, at each "HB:MISSES" of BENCH_DETECT
+#   form_N            time for N members to form a full view, for each N
+#                     of BENCH_FORM
+#
 # Usage: bench-guest.sh RESDIR. RESDIR/stage holds ics.ko, icsctl, icstat,
-# bench-peer and env (BENCH_MTUS, BENCH_PINGS, BENCH_BULK_MSGS). Each result
+# bench-peer, bench-members.py, ics_members.py and env (BENCH_MTUS, "none"
+# for no veth runs, BENCH_PINGS, BENCH_BULK_MSGS, BENCH_KILLS, BENCH_DETECT,
+# BENCH_FORM). Each result
 # is a JSON line in RESDIR/results.jsonl; "ICS-BENCH-END" goes to
 # RESDIR/done at the end.
 set -u
@@ -28,6 +36,9 @@ export PATH=$stage:$PATH
 MTUS=${BENCH_MTUS:-9000 1500}
 PINGS=${BENCH_PINGS:-2000}
 BULK=${BENCH_BULK_MSGS:-256}
+KILLS=${BENCH_KILLS:-20}
+DETECT=${BENCH_DETECT:-100:3 25:3}
+FORM=${BENCH_FORM:-8 16 32}
 MIB=1048576
 A=bench-a B=bench-b
 out=$res/results.jsonl
@@ -280,8 +291,21 @@ else
 fi
 insmod "$stage/ics.ko" || { log "insmod failed"; echo "ICS-BENCH-END rc=1" > "$res/done"; exit 1; }
 peers=()
+[ "$MTUS" = none ] && MTUS=
 for mtu in $MTUS; do
 	bench_mtu "$mtu"
+done
+
+# Membership, at the module's defaults but for the tunables under test.
+for s in $DETECT; do
+	log "=== failure detection, heartbeat ${s%%:*} ms, misses ${s##*:}, $KILLS kills ==="
+	j=$(lim python3 "$stage/bench-members.py" detect "${s%%:*}" "${s##*:}" "$KILLS")
+	record 0 "detect_${s%%:*}_${s##*:}" "${j:-null}"
+done
+for n in $FORM; do
+	log "=== formation, $n members ==="
+	j=$(lim python3 "$stage/bench-members.py" form "$n")
+	record 0 "form_$n" "${j:-null}"
 done
 rmmod ics
 dmesg > "$res/dmesg.log"

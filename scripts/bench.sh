@@ -11,6 +11,10 @@
 #   BENCH_MTUS        veth MTUs, one run each (default "9000 1500")
 #   BENCH_PINGS       round trips per latency measurement (default 2000)
 #   BENCH_BULK_MSGS   1 MiB messages per throughput run (default 256)
+#   BENCH_KILLS       member kills per failure-detection setting (default 20)
+#   BENCH_DETECT      "HB_MS:MISSES ..." settings to measure (default
+#                     "100:3 25:3": the defaults, and a 100 ms bound)
+#   BENCH_FORM        cluster sizes to time formation for (default "8 16 32")
 #   BENCH_TIMEOUT     seconds before the VM is killed (default 3600)
 #   ICS_KVM=1         use KVM instead of TCG, where KVM works
 #
@@ -32,13 +36,17 @@ command -v vng >/dev/null || { echo "bench: vng not installed (make deps)" >&2; 
 res=$root/build/bench
 rm -rf "$res"
 mkdir -p "$res/stage"
-cp "$ko" "$root/user/icsctl" "$root/user/icstat" "$res/stage/"
+cp "$ko" "$root/user/icsctl" "$root/user/icstat" "$root/scripts/bench-members.py" \
+	"$root/selftests/ics_members.py" "$res/stage/"
 gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" ||
 	{ echo "bench: building bench-peer failed" >&2; exit 1; }
 {
 	echo "BENCH_MTUS='${BENCH_MTUS:-9000 1500}'"
 	echo "BENCH_PINGS=${BENCH_PINGS:-2000}"
 	echo "BENCH_BULK_MSGS=${BENCH_BULK_MSGS:-256}"
+	echo "BENCH_KILLS=${BENCH_KILLS:-20}"
+	echo "BENCH_DETECT='${BENCH_DETECT:-100:3 25:3}'"
+	echo "BENCH_FORM='${BENCH_FORM:-8 16 32}'"
 } > "$res/stage/env"
 
 accel=--disable-kvm
@@ -67,7 +75,7 @@ rows = [json.loads(l) for l in open(os.path.join(res, "results.jsonl")) if l.str
 R = {}
 for r in rows:
     R[(r["mtu"], r["test"])] = r["data"]
-mtus = sorted({m for m, _ in R}, reverse=True)
+mtus = sorted({m for m, _ in R if m}, reverse=True)
 
 def us(d, k):
     try:
@@ -87,8 +95,9 @@ def mbs(d):
     return d.get("mb_s")
 
 lines = []
-lines.append("| MTU | measurement | ics | TCP | TIPC | ics/TCP |")
-lines.append("|----:|-------------|----:|----:|-----:|--------:|")
+if mtus:
+    lines.append("| MTU | measurement | ics | TCP | TIPC | ics/TCP |")
+    lines.append("|----:|-------------|----:|----:|-----:|--------:|")
 notes = []
 for m in mtus:
     g = lambda t: R.get((m, t))
@@ -134,6 +143,38 @@ for m in mtus:
         if d is None:
             notes.append("MTU %d: %s: no result (see console.log)." % (m, name))
 
+mem = []
+dets = sorted((k for (m, k) in R if m == 0 and k.startswith("detect_")),
+              key=lambda k: -int(k.split("_")[1]))
+if dets:
+    mem += ["", "| failure detection (3 members, one killed by its bridge port going down) "
+            "| kills × survivors | median (ms) | max (ms) | bound (ms) | false downs |",
+            "|---|--:|--:|--:|--:|--:|"]
+for k in dets:
+    d = R[(0, k)]
+    if not isinstance(d, dict):
+        notes.append("%s: no result (see console.log)." % k)
+        continue
+    for label, key in (("after the victim's last frame (kernel clock)", "from_last_frame"),
+                       ("after the kill command started", "from_kill_command")):
+        mem.append("| heartbeat %d ms, %d misses: %s | %d × 2 | %s | %s | %d | %d |"
+                   % (d["heartbeat_ms"], d["misses"], label, d["kills"],
+                      fmt(d[key]["median_ms"]), fmt(d[key]["max_ms"]), d["bound_ms"],
+                      d["false_downs"]))
+forms = sorted((k for (m, k) in R if m == 0 and k.startswith("form_")),
+               key=lambda k: int(k.split("_")[1]))
+if forms:
+    mem += ["", "| formation (members on one bridge, bound at once) | full view after the last bind (ms) "
+            "| after the first bind (ms) |", "|---|--:|--:|"]
+for k in forms:
+    d = R[(0, k)]
+    if not isinstance(d, dict):
+        notes.append("%s: no result (see console.log)." % k)
+        continue
+    mem.append("| %d members | %s | %s |" % (d["members"], fmt(d["after_last_bind_ms"]),
+                                              fmt(d["after_first_bind_ms"])))
+lines += mem
+
 head = """# ics benchmark
 
 - command: `make bench` (scripts/bench.sh%s)
@@ -149,6 +190,13 @@ head = """# ics benchmark
   Throughput: wall clock of `icsctl send --wait` of the 1 MiB
   messages until every one is acknowledged, and of bench-peer sending the
   same bytes until the receiver has counted them all.
+- membership (scripts/bench-members.py): detection is timed by each
+  survivor's kernel, from the last frame it heard from the victim to the
+  transition to down (an upper bound of the time from the kill, which
+  comes at or after that frame); the time from the start of the
+  `ip link set down` command adds the emulated guest's process start-up.
+  Formation: from the last instance's bind to the last transition that
+  completed every member's view.
 """ % ("".join(" " + e for e in os.environ.get("BENCH_ENV", "").split()), date, rev,
        kver, accel, cpu, os.cpu_count(), wall)
 text = head + "\n" + "\n".join(lines) + "\n"
