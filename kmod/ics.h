@@ -202,6 +202,14 @@ struct ics_link {
 	struct ics_txframe *ring;	/* in flight, by seq & ring_mask */
 	u32 ring_mask;			/* window frames, a power of 2, - 1 */
 	struct timer_list rtx_timer;
+	/*
+	 * Bulk pushes stay on the CPU of the last task that queued a message
+	 * on a channel below level 0 (push_cpu, -1: none; a hint, read and
+	 * written racily): an ack taken on another CPU pushes urgent frames
+	 * itself but hands the rest to push_work there (ics_link_ack_rcv()).
+	 */
+	int push_cpu;
+	struct work_struct push_work;
 
 	/* receive side: peer->lock */
 	u32 rx_sess, rcv_nxt;

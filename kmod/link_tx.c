@@ -72,6 +72,8 @@ static u32 ics_rto_max(void)
 	return clamp_t(u32, ics_link_timeout_ms / 4, ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
 }
 
+static void ics_push_work(struct work_struct *work);
+
 void ics_link_init(struct ics_peer *p)
 {
 	struct ics_link *l = &p->link;
@@ -91,6 +93,8 @@ void ics_link_init(struct ics_peer *p)
 	skb_queue_head_init(&l->ooo);
 	timer_setup(&l->rtx_timer, ics_rtx_timer, 0);
 	timer_setup(&l->ack_timer, ics_ack_timer, 0);
+	l->push_cpu = -1;
+	INIT_WORK(&l->push_work, ics_push_work);
 }
 
 /* A new session: numbering restarts at 1, the receiver starts afresh. */
@@ -348,7 +352,8 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu, u32 window)
 			       ICS_WF_ACKREQ : 0);
 }
 
-static void ics_push_locked(struct ics_peer *p)
+/* Send what the window allows; with !@bulk, only level-0 channels' frames. */
+static void ics_push_some(struct ics_peer *p, bool bulk)
 {
 	struct ics_link *l = &p->link;
 	u32 mtu = ics_link_mtu(p), window = min(l->cwnd, l->ring_mask + 1);
@@ -361,9 +366,9 @@ static void ics_push_locked(struct ics_peer *p)
 	if ((ics_inflight(l) && l->big + ICS_HDR_LEN > mtu) || l->snd_nxt >= ICS_SEQ_LAST)
 		ics_rewind_locked(p->b->in, l);
 
-	while (ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
+	while (bulk && ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
 		ics_cut(p, ch, mtu, window);
-	if (ics_inflight(l) >= window && ics_any_pending(l))
+	if (bulk && ics_inflight(l) >= window && ics_any_pending(l))
 		l->cwnd_limited = true;
 	/*
 	 * Urgent messages do not wait for bulk frames to be acknowledged: the
@@ -379,11 +384,47 @@ static void ics_push_locked(struct ics_peer *p)
 		ics_rtx_arm(l);
 }
 
+static void ics_push_locked(struct ics_peer *p)
+{
+	ics_push_some(p, true);
+}
+
 void ics_link_push(struct ics_peer *p)
 {
 	spin_lock_bh(&p->link.tx_lock);
 	ics_push_locked(p);
 	spin_unlock_bh(&p->link.tx_lock);
+}
+
+static void ics_push_work(struct work_struct *work)
+{
+	struct ics_link *l = container_of(work, struct ics_link, push_work);
+
+	ics_link_push(container_of(l, struct ics_peer, link));
+}
+
+/*
+ * After an ack: push from here, or, if a task queued bulk messages on
+ * another CPU, hand the bulk frames to that CPU. An ack-clocked stream
+ * sends its next frames from the CPU that took the ack, in softirq; on
+ * veth (and a NIC steering acks elsewhere) the receiver's processing of
+ * those frames, and its acks, then run there too, and the stream moves
+ * for good onto whichever CPU took one ack: a ping's reply, which carries
+ * acks, drags it onto the pinger's CPU, whose softirq it then fills. Only
+ * level-0 frames go from here at once.
+ */
+static void ics_push_after_ack(struct ics_peer *p)
+{
+	struct ics_link *l = &p->link;
+	int cpu = READ_ONCE(l->push_cpu);
+
+	if (cpu < 0 || cpu == smp_processor_id() || !cpu_online(cpu)) {
+		ics_push_locked(p);
+		return;
+	}
+	ics_push_some(p, false);
+	if (ics_inflight(l) < min(l->cwnd, l->ring_mask + 1) && ics_any_pending(l))
+		queue_work_on(cpu, system_highpri_wq, &l->push_work);
 }
 
 static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
@@ -443,6 +484,8 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 		if (m->flags & ICS_WF_TESTPAT)
 			in->tx_hash[node][m->channel] =
 				ics_test_hash(in->tx_hash[node][m->channel], m->msg_id, m->len, true);
+		if (in_task() && READ_ONCE(in->prio[m->channel]))
+			WRITE_ONCE(l->push_cpu, raw_smp_processor_id());
 		ics_push_locked(p);
 	}
 	spin_unlock_bh(&l->tx_lock);
@@ -712,7 +755,7 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		ics_ack_advance(p, ack, &done);
 	if (w)
 		ics_sack(p, ack, w);
-	ics_push_locked(p);
+	ics_push_after_ack(p);
 out:
 	spin_unlock_bh(&l->tx_lock);
 	ics_msgs_finish(p->b->in, &done, 0);
@@ -811,6 +854,7 @@ out:
 /* Unbind: the receive path and senders are gone (see ics_unbind()). */
 void ics_link_destroy(struct ics_peer *p)
 {
+	cancel_work_sync(&p->link.push_work);	/* only acks queue it */
 	timer_shutdown_sync(&p->link.rtx_timer);
 	timer_shutdown_sync(&p->link.ack_timer);
 	ics_link_fail(p, -ENETDOWN);
