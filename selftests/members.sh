@@ -185,7 +185,10 @@ unbind_rebind()
 
 netns_deleted()
 {
-	mem kill $((BOUND + SLACK_MS)) down $VICTIM $(ns_list 1 $N $VICTIM) -- \
+	# `ip netns del` returns before the kernel's cleanup_net() worker has
+	# torn the namespace down: the victim may still send a heartbeat after
+	# it. The bound holds from the last frame heard, whenever that was.
+	mem kill --async $((BOUND + SLACK_MS)) down $VICTIM $(ns_list 1 $N $VICTIM) -- \
 		ip netns del "$(ns_of $VICTIM)" || return 1
 	local keep=() ns
 	for ns in "${ICS_NS[@]}"; do

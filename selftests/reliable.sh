@@ -67,9 +67,22 @@ ics_init tc timeout
 ktap_set_plan $((1 + ${#IMPAIR_NAME[@]} + 1))
 info "ICS_STRESS_COUNT=$COUNT messages per channel per sender, sizes 0..$SIZE (mixed)"
 
+# The bridge must not learn addresses. netem corrupts any byte of a frame,
+# the Ethernet header's too (a real NIC's FCS would drop such a frame, and a
+# switch would never learn from it): the members' MACs end in 01, 02 and
+# 03, one bit apart, so a frame from node 1 with a bit flipped in its
+# source address may claim node 3's MAC. A learning bridge then sends
+# everything for node 3 to node 1's port, and both links stall until node
+# 3 speaks again (CI saw it once). Without learning the bridge floods, and
+# each member takes only the frames addressed to it.
 setup()
 {
-	ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=10000 && bridge_add 3 && bridge_bind 3
+	local n
+	ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=10000 && bridge_add 3 || return 1
+	for n in 1 2 3; do
+		ip -n "$NS_BR" link set dev p$n type bridge_slave learning off || return 1
+	done
+	bridge_bind 3
 }
 
 # netem_on ARGS...: the impairment on both directions of each sender's link.
@@ -120,7 +133,20 @@ impaired()
 	done
 	ics_model stress-check "${args[@]}" \
 		--recv "$RECV:${ICS_MEMBER_NS[RECV]}:$ICS_TMP/$tag.base$RECV:$ICS_TMP/$tag.now$RECV" || rc=1
+	[ $rc = 0 ] || diagnose
 	return $rc
+}
+
+# After a failure: every member's links and non-zero instance counters.
+diagnose()
+{
+	local n
+	for n in "${SENDERS[@]}" $RECV; do
+		info "node $n links: $(in_ns "${ICS_MEMBER_NS[n]}" icstat -j links 2>&1)"
+		info "node $n counters: $(in_ns "${ICS_MEMBER_NS[n]}" icstat -j show 2>&1 |
+			python3 -c 'import json, sys
+print(" ".join("%s=%d" % kv for kv in json.load(sys.stdin)["stats"].items() if kv[1]))')"
+	done
 }
 
 ics_case "three members on a bridge, all pairs reachable" setup ||
