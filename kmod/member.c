@@ -634,14 +634,18 @@ void ics_member_announce(struct ics_bind *b)
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
 }
 
-/* ICS_CMD_SET_INSTANCE (values checked by netlink.c); NULL: unchanged. */
+/*
+ * ICS_CMD_SET_INSTANCE (values checked by netlink.c); NULL: unchanged.
+ * RTNL held: the binding cannot be unbound (and its timer shut down) under us.
+ */
 void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *misses,
 			     const u32 *votes, const u32 *expected)
 {
 	struct ics_bind *b;
 
+	ASSERT_RTNL();
 	rcu_read_lock();
-	b = rcu_dereference(in->bind);
+	b = rtnl_dereference(in->bind);
 	spin_lock_bh(&in->member_lock);
 	if (hb_ms)
 		WRITE_ONCE(in->hb_ms, *hb_ms);
@@ -657,6 +661,13 @@ void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *mi
 	if (votes || expected)
 		ics_view_changed(in, b, NULL, false);
 	spin_unlock_bh(&in->member_lock);
+	/*
+	 * A shorter interval applies now: the next heartbeat (which tells the
+	 * peers the new interval) goes within it, not at the tick the old
+	 * interval set, which may be an hour away.
+	 */
+	if (hb_ms && b)
+		timer_reduce(&b->timer, jiffies + msecs_to_jiffies(*hb_ms));
 	rcu_read_unlock();
 }
 

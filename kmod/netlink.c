@@ -237,10 +237,12 @@ static int ics_nl_set_instance(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG_MOD(info->extack, "nothing to set");
 		return -EINVAL;
 	}
+	rtnl_lock();
 	ics_member_set_tunables(ics_nl_net(info), ics_nl_u32(a, ICS_A_HEARTBEAT_MS, &hb),
 				ics_nl_u32(a, ICS_A_HEARTBEAT_MISSES, &misses),
 				ics_nl_u32(a, ICS_A_VOTES, &votes),
 				ics_nl_u32(a, ICS_A_EXPECTED_VOTES, &expected));
+	rtnl_unlock();
 	return 0;
 }
 

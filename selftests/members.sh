@@ -54,7 +54,7 @@ N=5			# members after three leave
 MON=""
 
 ics_init tc timeout nsenter setpriv
-ktap_set_plan 14
+ktap_set_plan 15
 
 mem() { python3 "$ICS_SRC_DIR/ics_members.py" "$@"; }
 ns_of() { echo "${ICS_MEMBER_NS[$1]}"; }
@@ -145,6 +145,23 @@ quorum_all()
 			"$(mem get "$(ns_of $n)" '"%d %d %d" % (j["current_votes"], j["expected_votes"], j["quorum"])')" ||
 			return 1
 	done
+}
+
+# An administrator who shortens the interval (here after an hour-long one)
+# gets it now, not at the tick the old interval set.
+shorter_at_once()
+{
+	local ns tx0 tx1
+	ns=$(ns_of 1)
+	in_ns "$ns" icsctl set heartbeat 3600000 || return 1
+	sleep 0.3	# the tick then due sends the hour-long interval
+	tx0=$(stat_get "$ns" hello_tx)
+	in_ns "$ns" icsctl set heartbeat $HB || return 1
+	sleep 1
+	tx1=$(stat_get "$ns" hello_tx)
+	info "node 1 sent $((tx1 - tx0)) heartbeats in the second after heartbeat $HB"
+	[ $((tx1 - tx0)) -ge 3 ] ||
+		fail "$((tx1 - tx0)) heartbeats in 1 s after setting heartbeat $HB, want >= 3"
 }
 
 VICTIM=$N
@@ -375,6 +392,7 @@ ics_case "$ALL members bound at once form a full view within 1 s of the last bin
 	ics_bail "no view"
 ics_case "members $((N + 1))..$ALL unbind: every other member sees each leave on its LEAVING heartbeat" three_leave
 ics_case "$N members: every one has quorum; expected votes $ALL until lowered to $N" quorum_all
+ics_case "heartbeat shortened from an hour to ${HB} ms: heartbeats at once" shorter_at_once
 step_add_now() { "$@" || ics_bail "setup step failed: $*"; }
 step_add_now split_bridge
 ics_case "node $VICTIM's bridge port down: down at every survivor within ${BOUND} + ${SLACK_MS} ms" port_down
