@@ -34,10 +34,13 @@ deps:
 
 # One build directory per kernel, with links to the sources, because kbuild
 # writes objects next to them.
-build/%/kmod/Kbuild: kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
+# A stamp, not the Kbuild link, is the target: the link's time is its
+# target's, which a new source file need not be newer than.
+build/%/kmod/.links: kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
 	@mkdir -p build/$*/kmod
 	@for f in kmod/*.c kmod/*.h; do ln -sf $(TOP)/$$f build/$*/kmod/; done; ln -sf $(TOP)/kmod/Kbuild build/$*/kmod/Kbuild.tmp; mv -fT build/$*/kmod/Kbuild.tmp build/$*/kmod/Kbuild
 	@ln -sfn $(TOP)/include build/$*/include
+	@touch $@
 
 module:
 	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod \
@@ -50,7 +53,7 @@ build/%/selftests/ics_echo/Kbuild: selftests/ics_echo/Kbuild
 	@for f in selftests/ics_echo/*.c selftests/ics_echo/Kbuild; do \
 		ln -sf $(TOP)/$$f build/$*/selftests/ics_echo/; done
 
-modules: $(foreach k,$(KVERS),build/$(k)/kmod/Kbuild build/$(k)/selftests/ics_echo/Kbuild)
+modules: $(foreach k,$(KVERS),build/$(k)/kmod/.links build/$(k)/selftests/ics_echo/Kbuild)
 	@test -n "$(KVERS)" || { echo "no supported kernel headers; run make deps" >&2; exit 1; }
 	@for k in $(KVERS); do \
 		$(MAKE) -C /lib/modules/$$k/build M=$(TOP)/build/$$k/kmod \
@@ -84,7 +87,7 @@ export ICS_DEBUG_KERNEL := $(DEBUG_KDIR)
 debug-kernel:
 	@bash scripts/debug-kernel.sh
 
-modules-debug: debug-kernel build/debug/kmod/Kbuild build/debug/selftests/ics_echo/Kbuild
+modules-debug: debug-kernel build/debug/kmod/.links build/debug/selftests/ics_echo/Kbuild
 	$(MAKE) -C $(DEBUG_KDIR) M=$(TOP)/build/debug/kmod \
 		ICS_VERSION=$(VERSION) W=$(W) C=$(C) modules
 	$(MAKE) -C $(DEBUG_KDIR) M=$(TOP)/build/debug/selftests/ics_echo \
