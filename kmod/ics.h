@@ -368,6 +368,10 @@ void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 void ics_link_init(struct ics_peer *p);
 int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
 		  u32 len, const struct ics_send_args *args, gfp_t gfp);
+int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+		       struct iov_iter *from, u32 len, const struct ics_send_args *args,
+		       gfp_t gfp);
+bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len);
 void ics_link_push(struct ics_peer *p);
 void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		      const struct ics_wire_ack *sack);
@@ -492,7 +496,7 @@ struct ics_test_result {
 	u32 sent, done, failed;
 	int error;
 	u32 rtt_count;
-	u64 rtt_min, rtt_p50, rtt_p99, rtt_max, rtt_mean;
+	u64 rtt_min, rtt_p50, rtt_p90, rtt_p99, rtt_max, rtt_mean;
 };
 
 u32 ics_pattern_seed(u8 src, u8 channel, u32 msg_id, u32 len);
@@ -507,6 +511,10 @@ static inline u32 ics_test_hash(u32 prev, u32 msg_id, u32 len, bool ok)
 {
 	return jhash_3words(msg_id, len, ok, prev);
 }
+
+/* dev.c */
+int ics_dev_init(void);
+void ics_dev_exit(void);
 
 /* netlink.c */
 int ics_genl_init(void);

@@ -32,6 +32,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
+#include <linux/uio.h>
 
 #include "ics.h"
 
@@ -494,7 +495,8 @@ out:
 	return err;
 }
 
-static bool ics_may_enqueue(struct ics_net *in, u8 node, u8 ch, u32 len)
+/* Would a message of @len bytes to @node on @ch be queued now (or fail otherwise)? */
+bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len)
 {
 	struct ics_bind *b;
 	struct ics_peer *p;
@@ -509,8 +511,14 @@ static bool ics_may_enqueue(struct ics_net *in, u8 node, u8 ch, u32 len)
 	return ok;
 }
 
-int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
-		  u32 len, const struct ics_send_args *args, gfp_t gfp)
+/*
+ * Queue a message whose @len bytes come from @data, from @from (a user
+ * buffer: the one copy of the send side), or, with ICS_WF_TESTPAT, from
+ * the test pattern.
+ */
+int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+		       struct iov_iter *from, u32 len, const struct ics_send_args *args,
+		       gfp_t gfp)
 {
 	long timeout = args && args->timeout ? args->timeout : ICS_SEND_TIMEOUT;
 	bool block = gfpflags_allow_blocking(gfp) && !(args && args->flags & ICS_SEND_NONBLOCK);
@@ -529,8 +537,14 @@ int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void 
 		m->done = args->done;
 		m->ctx = args->ctx;
 	}
-	if (copy)
+	if (copy && from) {
+		if (!copy_from_iter_full(m->data, copy, from)) {
+			kvfree(m);
+			return -EFAULT;
+		}
+	} else if (copy) {
 		memcpy(m->data, data, copy);
+	}
 
 	for (;;) {
 		err = ics_enqueue(in, node, m);
@@ -541,7 +555,7 @@ int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void 
 			break;
 		}
 		timeout = wait_event_interruptible_timeout(in->send_wq,
-							   ics_may_enqueue(in, node, channel, len),
+							   ics_link_room(in, node, channel, len),
 							   timeout);
 		if (timeout < 0) {
 			err = -EINTR;
@@ -555,6 +569,12 @@ int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void 
 	if (err)
 		kvfree(m);
 	return err;
+}
+
+int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+		  u32 len, const struct ics_send_args *args, gfp_t gfp)
+{
+	return ics_link_send_iter(in, node, channel, flags, data, NULL, len, args, gfp);
 }
 
 static void ics_rto_update(struct ics_link *l)

@@ -237,10 +237,16 @@ static int __init ics_init(void)
 	if (err)
 		goto err_unbind;
 
+	err = ics_dev_init();
+	if (err)
+		goto err_genl;
+
 	pr_info("loaded: wire version %u, ethertype 0x%04x, version " ICS_VERSION "\n",
 		ICS_WIRE_VERSION, ICS_ETH_P);
 	return 0;
 
+err_genl:
+	ics_genl_exit();
 err_unbind:
 	rtnl_lock();
 	ics_unbind(ics_net(&init_net), "module load failed");
@@ -256,6 +262,7 @@ err_crc:
 
 static void __exit ics_exit(void)
 {
+	ics_dev_exit();
 	ics_genl_exit();
 	unregister_netdevice_notifier(&ics_netdev_nb);
 	unregister_pernet_subsys(&ics_net_ops);

@@ -656,7 +656,8 @@ static int ics_nl_put_rtt(struct sk_buff *msg, const struct ics_test_result *r)
 	    nla_put_u64_64bit(msg, ICS_RTT_A_P50_NS, r->rtt_p50, ICS_RTT_A_PAD) ||
 	    nla_put_u64_64bit(msg, ICS_RTT_A_P99_NS, r->rtt_p99, ICS_RTT_A_PAD) ||
 	    nla_put_u64_64bit(msg, ICS_RTT_A_MAX_NS, r->rtt_max, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD))
+	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD) ||
+	    nla_put_u64_64bit(msg, ICS_RTT_A_P90_NS, r->rtt_p90, ICS_RTT_A_PAD))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;

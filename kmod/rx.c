@@ -58,6 +58,40 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 	return 0;
 }
 
+/*
+ * The TEST service (ICS_WF_ECHO, ICS_WF_SINK): answers in softirq, without
+ * waiting; an answer that finds the queue full is dropped and counted, the
+ * asker's timeout covers it. Consumes @skb.
+ */
+static void ics_test_service(struct ics_net *in, u8 src, u8 channel, u8 flags,
+			     struct sk_buff *skb)
+{
+	struct ics_send_args nb = { .flags = ICS_SEND_NONBLOCK };
+	u32 len = skb->len;
+	__be32 want;
+
+	if (flags & ICS_WF_SINK) {
+		ics_count(in, ICS_STAT_TEST_SINKED);
+		consume_skb(skb);
+		return;
+	}
+	if (flags & ICS_WF_ECHO_LEN) {
+		/* A size the sender chose: believed only up to the largest message. */
+		if (skb_copy_bits(skb, 0, &want, sizeof(want)) ||
+		    ntohl(want) > ICS_MSG_MAX) {
+			ics_count(in, ICS_STAT_TEST_ECHO_DROPS);
+			consume_skb(skb);
+			return;
+		}
+		len = ntohl(want);
+	}
+	consume_skb(skb);
+	if (ics_link_send(in, src, channel, ICS_WF_TESTPAT, NULL, len, &nb, GFP_ATOMIC))
+		ics_count(in, ICS_STAT_TEST_ECHO_DROPS);
+	else
+		ics_count(in, ICS_STAT_TEST_ECHOES);
+}
+
 /* Called under peer->lock, in order (link_rx.c); consumes @skb. */
 void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
 		 enum ics_pattern pattern)
@@ -112,6 +146,10 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	if (flags & ICS_WF_PONG) {
 		ics_pong_rcv(in, src, channel);
 		consume_skb(skb);
+		return;
+	}
+	if (flags & (ICS_WF_ECHO | ICS_WF_SINK)) {
+		ics_test_service(in, src, channel, flags, skb);
 		return;
 	}
 

@@ -253,6 +253,7 @@ static int ics_ping_run(struct ics_net *in, u8 node, u8 channel, u32 size, u32 c
 		sort(rtt, r->rtt_count, sizeof(*rtt), ics_cmp_u64, NULL);
 		r->rtt_min = rtt[0];
 		r->rtt_p50 = rtt[r->rtt_count / 2];
+		r->rtt_p90 = rtt[min(r->rtt_count - 1, r->rtt_count * 90 / 100)];
 		r->rtt_p99 = rtt[min(r->rtt_count - 1, r->rtt_count * 99 / 100)];
 		r->rtt_max = rtt[r->rtt_count - 1];
 		r->rtt_mean = div_u64(sum, r->rtt_count);

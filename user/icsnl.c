@@ -745,6 +745,11 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_EVENTS_LOST]		= "events_lost",
 	[ICS_STAT_RX_BAD_HELLO]		= "rx_bad_hello",
 	[ICS_STAT_HB_DEFERRED]		= "hb_deferred",
+	[ICS_STAT_TEST_ECHOES]		= "test_echoes",
+	[ICS_STAT_TEST_ECHO_DROPS]	= "test_echo_drops",
+	[ICS_STAT_TEST_SINKED]		= "test_sinked",
+	[ICS_STAT_DEV_RX_DROPS]		= "dev_rx_drops",
+	[ICS_STAT_DEV_CLOSE_DROPS]	= "dev_close_drops",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */
@@ -934,10 +939,11 @@ void ics_link_json(struct json *j, const struct ics_link *l)
 
 /* ICS_CMD_SEND_TEST */
 
-const char *const ics_rtt_names[ICS_RTT_STATS] = { "min", "p50", "p99", "max", "mean" };
+const char *const ics_rtt_names[ICS_RTT_STATS] = { "min", "p50", "p99", "max", "mean", "p90" };
 
 static const int rtt_attrs[ICS_RTT_STATS] = {
 	ICS_RTT_A_MIN_NS, ICS_RTT_A_P50_NS, ICS_RTT_A_P99_NS, ICS_RTT_A_MAX_NS, ICS_RTT_A_MEAN_NS,
+	ICS_RTT_A_P90_NS,
 };
 
 static const struct nla_policy rtt_policy[ICS_RTT_A_MAX + 1] = {
@@ -947,6 +953,7 @@ static const struct nla_policy rtt_policy[ICS_RTT_A_MAX + 1] = {
 	[ICS_RTT_A_P99_NS]	= { .type = NLA_U64 },
 	[ICS_RTT_A_MAX_NS]	= { .type = NLA_U64 },
 	[ICS_RTT_A_MEAN_NS]	= { .type = NLA_U64 },
+	[ICS_RTT_A_P90_NS]	= { .type = NLA_U64 },
 };
 
 /*

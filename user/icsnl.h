@@ -140,7 +140,7 @@ const char *ics_link_key(int attr);	/* "fast_retransmits"; NULL: none */
 void ics_link_json(struct json *j, const struct ics_link *l);
 
 /* ICS_CMD_SEND_TEST's reply. */
-enum { ICS_RTT_MIN, ICS_RTT_P50, ICS_RTT_P99, ICS_RTT_MAX, ICS_RTT_MEAN, ICS_RTT_STATS };
+enum { ICS_RTT_MIN, ICS_RTT_P50, ICS_RTT_P99, ICS_RTT_MAX, ICS_RTT_MEAN, ICS_RTT_P90, ICS_RTT_STATS };
 
 struct ics_test_result {
 	uint32_t sent, done, failed;

@@ -3,11 +3,12 @@
  * ics - internode communication subsystem: UAPI.
  *
  * This header is the one contract between ics.ko, its tools (icstat, icsctl)
- * and anything else that speaks to it. It defines three things:
+ * and anything else that speaks to it. It defines four things:
  *
  *   1. the channels and the message-size histogram rows,
  *   2. the wire format (raw Ethernet, ethertype ICS_ETH_P),
- *   3. the generic netlink family "ics".
+ *   3. the generic netlink family "ics",
+ *   4. the message device /dev/ics.
  *
  * Generic netlink family "ics", version ICS_GENL_VERSION
  * ======================================================
@@ -345,7 +346,17 @@ enum ics_frame_type {
 #define ICS_WF_PING	0x02	/* answer with the same message, ICS_WF_PONG */
 #define ICS_WF_PONG	0x04	/* the answer to an ICS_WF_PING message */
 #define ICS_WF_ACKREQ	0x08	/* DATA: acknowledge at once, the sender waits */
-#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | ICS_WF_ACKREQ)
+/*
+ * The TEST service every member runs (any channel): ECHO asks it to answer
+ * with a test-pattern message of the same size, or, with ECHO_LEN too, of
+ * the size in the message's first 4 bytes (big-endian); SINK asks it to
+ * count the message and drop it. Neither reaches the channel's receiver.
+ */
+#define ICS_WF_ECHO	0x10
+#define ICS_WF_ECHO_LEN	0x20
+#define ICS_WF_SINK	0x40
+#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | ICS_WF_ACKREQ | \
+			 ICS_WF_ECHO | ICS_WF_ECHO_LEN | ICS_WF_SINK)
 
 /*
  * Payload of an ICS_FT_ACK frame: a cumulative ack is in the header; sack
@@ -603,6 +614,11 @@ enum ics_stat {
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range */
 	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
+	ICS_STAT_TEST_ECHOES,		/* TEST service: answers queued */
+	ICS_STAT_TEST_ECHO_DROPS,	/* TEST service: answers not queued (queue full) */
+	ICS_STAT_TEST_SINKED,		/* TEST service: messages counted and dropped */
+	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: messages dropped, reader's queue full */
+	ICS_STAT_DEV_CLOSE_DROPS,	/* /dev/ics: messages unread when their file closed */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
@@ -704,6 +720,7 @@ enum ics_rtt_attr {
 	ICS_RTT_A_P99_NS,	/* u64 */
 	ICS_RTT_A_MAX_NS,	/* u64 */
 	ICS_RTT_A_MEAN_NS,	/* u64 */
+	ICS_RTT_A_P90_NS,	/* u64 */
 	__ICS_RTT_A_LAST
 };
 #define ICS_RTT_A_MAX (__ICS_RTT_A_LAST - 1)
@@ -714,5 +731,60 @@ enum ics_rtt_attr {
 #define ICS_TEST_F_MIXED	0x04	/* sizes spread over 0..SIZE, log-uniform */
 #define ICS_TEST_F_PING		0x08	/* one at a time, each answered: round trips */
 #define ICS_TEST_F_ALL		0x0f
+
+/*
+ * 4. The message device, /dev/ics (Documentation/user-api.rst).
+ *
+ * A file opened on /dev/ics belongs to the instance of the opener's network
+ * namespace. ICS_IOC_BIND ties it to one channel (one file per channel and
+ * instance); from then on each write() sends one message and each read()
+ * returns one, both as a struct ics_dev_hdr followed by hdr.len payload
+ * bytes (readv/writev may split them). Channels in the module parameter
+ * user_channels (default: TEST) may be bound by members of the group
+ * user_gid (default -1: nobody); the others, and those to anyone, need
+ * CAP_NET_ADMIN.
+ */
+#define ICS_DEV_NAME	"ics"
+
+struct ics_dev_hdr {
+	__u32	len;		/* payload bytes that follow, 0..ICS_MSG_MAX */
+	__u8	node;		/* write: the destination; read: the source */
+	__u8	channel;	/* the bound channel */
+	__u16	flags;		/* ICS_DEV_F_* */
+};
+
+/* write(): ask the peer's TEST service (ICS_WF_ECHO, _ECHO_LEN, _SINK) */
+#define ICS_DEV_F_ECHO		0x01
+#define ICS_DEV_F_ECHO_LEN	0x02	/* with ECHO: answer size in payload[0..3], BE */
+#define ICS_DEV_F_SINK		0x04
+/* write(): return once the peer has the message, with its fate */
+#define ICS_DEV_F_SYNC		0x08
+#define ICS_DEV_F_WRITE		0x0f
+
+struct ics_dev_bind {
+	__u32	channel;	/* enum ics_channel */
+	__u32	flags;		/* none yet: 0 */
+};
+
+/* ICS_IOC_STATS: this file's counters since open */
+struct ics_dev_stats {
+	__u64	tx_msgs;	/* messages queued by write() */
+	__u64	tx_bytes;
+	__u64	tx_done;	/* acknowledged by the peer: delivered */
+	__u64	tx_failed;	/* reported failed (last_error says why) */
+	__u64	rx_msgs;	/* messages read */
+	__u64	rx_bytes;
+	__u64	rx_dropped;	/* arrived with the read queue full */
+	__s32	last_error;	/* -errno of the last failed message, or 0 */
+	__u32	rx_queued;	/* messages waiting to be read */
+};
+
+#define ICS_IOC_MAGIC		0xB5
+#define ICS_IOC_BIND		_IOW(ICS_IOC_MAGIC, 1, struct ics_dev_bind)
+#define ICS_IOC_STATS		_IOR(ICS_IOC_MAGIC, 2, struct ics_dev_stats)
+/* bytes of queued messages (their memory) before arrivals are dropped */
+#define ICS_IOC_SET_RCVBUF	_IOW(ICS_IOC_MAGIC, 3, __u32)
+#define ICS_DEV_RCVBUF_DEFAULT	(32U << 20)
+#define ICS_DEV_RCVBUF_MAX	(1U << 30)
 
 #endif /* _UAPI_LINUX_ICS_H */

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/ics: the message API for user space (Documentation/user-api.rst).
+ *
+ * One misc device for every namespace: a file belongs to the instance of
+ * the network namespace its opener was in (like /dev/net/tun), and holds a
+ * reference on that namespace until it is closed. ICS_IOC_BIND makes it the
+ * channel's receiver through the in-kernel API (ics_register_handler()), so
+ * a file is just another in-kernel user of ics, and one per channel.
+ *
+ * Lifetimes. struct ics_file lives from open() until both the file is
+ * released and every message it sent has been reported done (each holds a
+ * reference, dropped by ics_file_sent(), which may run in softirq long after
+ * close()). The handler is unregistered at release, which waits for any
+ * ics_file_rcv() in flight (synchronize_net()); the queued messages are
+ * freed then, and counted as ICS_STAT_DEV_CLOSE_DROPS.
+ *
+ * Locks: bind_lock orders ICS_IOC_BIND against release; rxq.lock (taken in
+ * softirq, so _bh in process context) protects the read queue and
+ * rx_mem. Counters are atomics: a file is one reader's and writer's, not a
+ * hot shared structure.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/ioctl.h>
+#include <asm/ioctls.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/nsproxy.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/uaccess.h>
+
+#include "ics.h"
+
+/* Who may bind which channel without CAP_NET_ADMIN. */
+static unsigned long ics_user_channels = BIT(ICS_CH_TEST);
+module_param_named(user_channels, ics_user_channels, ulong, 0644);
+MODULE_PARM_DESC(user_channels,
+		 "bit mask of channels that members of user_gid may bind on /dev/ics (default: TEST)");
+
+static int ics_user_gid = -1;
+module_param_named(user_gid, ics_user_gid, int, 0644);
+MODULE_PARM_DESC(user_gid, "group whose members may bind user_channels (default -1: none)");
+
+struct ics_file {
+	refcount_t ref;			/* the open file + messages in flight */
+	struct net *net;		/* held from open to release */
+	struct ics_handler h;
+	struct mutex bind_lock;		/* channel: set once, under it */
+	int channel;			/* -1 until bound */
+	bool closing;			/* release started: bind no more */
+	struct sk_buff_head rxq;	/* messages to read; its lock: rx_mem */
+	u32 rx_mem;			/* truesize queued */
+	u32 rcvbuf;			/* READ_ONCE: limit of rx_mem */
+	wait_queue_head_t wq;		/* readers and pollers */
+	/* the last message refused for a full queue, for poll(): */
+	u8 blocked_node;		/* 0: none */
+	u32 blocked_len;
+	atomic64_t tx_msgs, tx_bytes, tx_done, tx_failed, rx_msgs, rx_bytes, rx_dropped;
+	atomic_t last_error;
+};
+
+/* skb->cb while a message waits in rxq (the handler owns cb) */
+struct ics_file_cb {
+	u8 src;
+};
+
+#define ICS_FILE_CB(skb) ((struct ics_file_cb *)(skb)->cb)
+
+static void ics_file_put(struct ics_file *f)
+{
+	if (refcount_dec_and_test(&f->ref))
+		kfree(f);
+}
+
+/* In softirq under the sending peer's lock: queue it, or drop and count. */
+static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int channel,
+			 struct sk_buff *skb)
+{
+	struct ics_file *f = container_of(h, struct ics_file, h);
+	bool queued = false;
+
+	ICS_FILE_CB(skb)->src = src;
+	spin_lock(&f->rxq.lock);
+	/* An empty queue takes any message, so no rcvbuf makes one unreadable. */
+	if (skb_queue_empty(&f->rxq) || f->rx_mem + skb->truesize <= READ_ONCE(f->rcvbuf)) {
+		f->rx_mem += skb->truesize;
+		__skb_queue_tail(&f->rxq, skb);
+		queued = true;
+	}
+	spin_unlock(&f->rxq.lock);
+	if (!queued) {
+		atomic64_inc(&f->rx_dropped);
+		ics_count(ics_net(net), ICS_STAT_DEV_RX_DROPS);
+		kfree_skb(skb);
+		return;
+	}
+	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+static int ics_file_open(struct inode *inode, struct file *file)
+{
+	struct ics_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	refcount_set(&f->ref, 1);
+	f->net = get_net(current->nsproxy->net_ns);
+	f->h.rcv = ics_file_rcv;
+	mutex_init(&f->bind_lock);
+	f->channel = -1;
+	skb_queue_head_init(&f->rxq);
+	f->rcvbuf = ICS_DEV_RCVBUF_DEFAULT;
+	init_waitqueue_head(&f->wq);
+	file->private_data = f;
+	return stream_open(inode, file);
+}
+
+static int ics_file_release(struct inode *inode, struct file *file)
+{
+	struct ics_file *f = file->private_data;
+	u32 n;
+
+	mutex_lock(&f->bind_lock);
+	f->closing = true;
+	if (f->channel >= 0)
+		ics_unregister_handler(f->net, f->channel, &f->h);	/* waits for rcv() */
+	mutex_unlock(&f->bind_lock);
+	n = skb_queue_len(&f->rxq);
+	if (n)
+		this_cpu_add(ics_net(f->net)->stats->ctr[ICS_STAT_DEV_CLOSE_DROPS], n);
+	skb_queue_purge(&f->rxq);
+	put_net(f->net);
+	ics_file_put(f);
+	return 0;
+}
+
+static bool ics_may_bind(const struct ics_file *f, u32 channel)
+{
+	int gid = READ_ONCE(ics_user_gid);
+
+	if (ns_capable(f->net->user_ns, CAP_NET_ADMIN))
+		return true;
+	return (READ_ONCE(ics_user_channels) & BIT(channel)) && gid >= 0 &&
+	       in_group_p(make_kgid(&init_user_ns, gid));
+}
+
+static long ics_file_bind(struct ics_file *f, const void __user *arg)
+{
+	struct ics_dev_bind b;
+	int err;
+
+	if (copy_from_user(&b, arg, sizeof(b)))
+		return -EFAULT;
+	if (b.channel >= ICS_CHANNELS || b.flags)
+		return -EINVAL;
+	if (!ics_may_bind(f, b.channel))
+		return -EPERM;
+	mutex_lock(&f->bind_lock);
+	if (f->channel >= 0 || f->closing) {
+		err = -EALREADY;
+	} else {
+		err = ics_register_handler(f->net, b.channel, &f->h);
+		if (!err)
+			f->channel = b.channel;
+	}
+	mutex_unlock(&f->bind_lock);
+	return err == -EBUSY ? -EADDRINUSE : err;
+}
+
+static long ics_file_stats(struct ics_file *f, void __user *arg)
+{
+	struct ics_dev_stats s = {
+		.tx_msgs = atomic64_read(&f->tx_msgs),
+		.tx_bytes = atomic64_read(&f->tx_bytes),
+		.tx_done = atomic64_read(&f->tx_done),
+		.tx_failed = atomic64_read(&f->tx_failed),
+		.rx_msgs = atomic64_read(&f->rx_msgs),
+		.rx_bytes = atomic64_read(&f->rx_bytes),
+		.rx_dropped = atomic64_read(&f->rx_dropped),
+		.last_error = atomic_read(&f->last_error),
+		.rx_queued = skb_queue_len(&f->rxq),
+	};
+
+	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static long ics_file_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct ics_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	struct sk_buff *skb;
+	u32 v;
+
+	switch (cmd) {
+	case ICS_IOC_BIND:
+		return ics_file_bind(f, uarg);
+	case ICS_IOC_STATS:
+		return ics_file_stats(f, uarg);
+	case ICS_IOC_SET_RCVBUF:
+		if (get_user(v, (u32 __user *)uarg))
+			return -EFAULT;
+		if (v > ICS_DEV_RCVBUF_MAX)
+			return -EINVAL;
+		WRITE_ONCE(f->rcvbuf, v);
+		return 0;
+	case FIONREAD:
+		/* the next read()'s size: header and payload */
+		spin_lock_bh(&f->rxq.lock);
+		skb = skb_peek(&f->rxq);
+		v = skb ? sizeof(struct ics_dev_hdr) + skb->len : 0;
+		spin_unlock_bh(&f->rxq.lock);
+		return put_user(v, (int __user *)uarg);
+	}
+	return -ENOTTY;
+}
+
+/* Take the next message if @room bytes hold it; -EMSGSIZE leaves it queued. */
+static struct sk_buff *ics_file_dequeue(struct ics_file *f, size_t room)
+{
+	struct sk_buff *skb;
+
+	spin_lock_bh(&f->rxq.lock);
+	skb = skb_peek(&f->rxq);
+	if (!skb) {
+		skb = ERR_PTR(-EAGAIN);
+	} else if (room < sizeof(struct ics_dev_hdr) + skb->len) {
+		skb = ERR_PTR(-EMSGSIZE);
+	} else {
+		__skb_unlink(skb, &f->rxq);
+		f->rx_mem -= skb->truesize;
+	}
+	spin_unlock_bh(&f->rxq.lock);
+	return skb;
+}
+
+static void ics_file_requeue(struct ics_file *f, struct sk_buff *skb)
+{
+	spin_lock_bh(&f->rxq.lock);
+	__skb_queue_head(&f->rxq, skb);
+	f->rx_mem += skb->truesize;
+	spin_unlock_bh(&f->rxq.lock);
+}
+
+static ssize_t ics_file_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct ics_file *f = iocb->ki_filp->private_data;
+	size_t room = iov_iter_count(to);
+	struct ics_dev_hdr hdr = {};
+	struct sk_buff *skb;
+	int err;
+
+	if (READ_ONCE(f->channel) < 0)
+		return -EBADFD;
+	for (;;) {
+		skb = ics_file_dequeue(f, room);
+		if (!IS_ERR(skb))
+			break;
+		if (PTR_ERR(skb) != -EAGAIN)
+			return PTR_ERR(skb);
+		if ((iocb->ki_filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT))
+			return -EAGAIN;
+		err = wait_event_interruptible(f->wq, !skb_queue_empty_lockless(&f->rxq));
+		if (err)
+			return err;
+	}
+	hdr.len = skb->len;
+	hdr.node = ICS_FILE_CB(skb)->src;
+	hdr.channel = f->channel;
+	/* A fault loses nothing: the message goes back to the head. */
+	if (copy_to_iter(&hdr, sizeof(hdr), to) != sizeof(hdr) ||
+	    skb_copy_datagram_iter(skb, 0, to, skb->len)) {
+		ics_file_requeue(f, skb);
+		return -EFAULT;
+	}
+	atomic64_inc(&f->rx_msgs);
+	atomic64_add(skb->len, &f->rx_bytes);
+	consume_skb(skb);
+	return sizeof(hdr) + hdr.len;
+}
+
+/* A synchronous write's wait: shared with the completion, refcounted. */
+struct ics_file_sync {
+	refcount_t ref;
+	int err;
+	bool done;
+	wait_queue_head_t wq;
+};
+
+struct ics_file_sent {
+	struct ics_file *f;
+	struct ics_file_sync *sync;
+};
+
+static void ics_sync_put(struct ics_file_sync *s)
+{
+	if (refcount_dec_and_test(&s->ref))
+		kfree(s);
+}
+
+/* A sent message's fate (struct ics_send_args.done): softirq or RTNL. */
+static void ics_file_sent(void *ctx, int err)
+{
+	struct ics_file_sent *st = ctx;
+	struct ics_file *f = st->f;
+
+	if (err) {
+		atomic64_inc(&f->tx_failed);
+		atomic_set(&f->last_error, err);
+	} else {
+		atomic64_inc(&f->tx_done);
+	}
+	if (st->sync) {
+		st->sync->err = err;
+		/* pairs with the writer's smp_load_acquire(): err is read after done */
+		smp_store_release(&st->sync->done, true);
+		wake_up(&st->sync->wq);
+		ics_sync_put(st->sync);
+	}
+	/* Room may have opened on the link: writers polling for it look again. */
+	wake_up_interruptible_poll(&f->wq, EPOLLOUT | EPOLLWRNORM);
+	kfree(st);
+	ics_file_put(f);
+}
+
+static u8 ics_wire_flags(u16 flags)
+{
+	u8 w = 0;
+
+	if (flags & ICS_DEV_F_ECHO)
+		w |= ICS_WF_ECHO;
+	if (flags & ICS_DEV_F_ECHO_LEN)
+		w |= ICS_WF_ECHO_LEN;
+	if (flags & ICS_DEV_F_SINK)
+		w |= ICS_WF_SINK;
+	return w;
+}
+
+static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct ics_file *f = iocb->ki_filp->private_data;
+	size_t count = iov_iter_count(from);
+	struct ics_send_args args = { .timeout = MAX_SCHEDULE_TIMEOUT, .done = ics_file_sent };
+	struct ics_file_sync *sync = NULL;
+	struct ics_file_sent *st;
+	struct ics_dev_hdr hdr;
+	int channel = READ_ONCE(f->channel);
+	int err;
+
+	if (channel < 0)
+		return -EBADFD;
+	if (count < sizeof(hdr))
+		return -EINVAL;
+	if (copy_from_iter(&hdr, sizeof(hdr), from) != sizeof(hdr))
+		return -EFAULT;
+	if (hdr.len > ICS_MSG_MAX)
+		return -EMSGSIZE;
+	if (hdr.len != count - sizeof(hdr) || hdr.channel != channel ||
+	    (hdr.flags & ~ICS_DEV_F_WRITE) ||
+	    ((hdr.flags & ICS_DEV_F_ECHO_LEN) && (!(hdr.flags & ICS_DEV_F_ECHO) || hdr.len < 4)) ||
+	    ((hdr.flags & ICS_DEV_F_ECHO) && (hdr.flags & ICS_DEV_F_SINK)))
+		return -EINVAL;
+	if (hdr.node < 1 || hdr.node > ICS_MAX_NODES)
+		return -EINVAL;
+
+	if ((iocb->ki_filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT))
+		args.flags |= ICS_SEND_NONBLOCK;
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	if (hdr.flags & ICS_DEV_F_SYNC) {
+		sync = kmalloc(sizeof(*sync), GFP_KERNEL);
+		if (!sync) {
+			kfree(st);
+			return -ENOMEM;
+		}
+		refcount_set(&sync->ref, 2);	/* this write and the completion */
+		sync->done = false;
+		sync->err = 0;
+		init_waitqueue_head(&sync->wq);
+	}
+	st->f = f;
+	st->sync = sync;
+	args.ctx = st;
+	refcount_inc(&f->ref);
+	err = ics_link_send_iter(ics_net(f->net), hdr.node, channel, ics_wire_flags(hdr.flags),
+				 NULL, from, hdr.len, &args, GFP_KERNEL);
+	if (err) {
+		if (err == -EAGAIN) {
+			WRITE_ONCE(f->blocked_len, hdr.len);
+			WRITE_ONCE(f->blocked_node, hdr.node);
+		}
+		ics_file_put(f);
+		kfree(sync);
+		kfree(st);
+		return err;
+	}
+	WRITE_ONCE(f->blocked_node, 0);
+	atomic64_inc(&f->tx_msgs);
+	atomic64_add(hdr.len, &f->tx_bytes);
+	if (sync) {
+		/* Interrupted: the message stays queued and may be delivered. */
+		err = wait_event_interruptible(sync->wq, smp_load_acquire(&sync->done));
+		if (!err)
+			err = sync->err;
+		ics_sync_put(sync);
+		if (err)
+			return err;
+	}
+	return count;
+}
+
+static __poll_t ics_file_poll(struct file *file, poll_table *wait)
+{
+	struct ics_file *f = file->private_data;
+	struct ics_net *in = ics_net(f->net);
+	__poll_t mask = 0;
+	u8 node;
+
+	poll_wait(file, &f->wq, wait);
+	poll_wait(file, &in->send_wq, wait);
+	if (READ_ONCE(f->channel) < 0)
+		return 0;
+	if (!skb_queue_empty_lockless(&f->rxq))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	/* Writable unless the last message refused would still be refused. */
+	node = READ_ONCE(f->blocked_node);
+	if (!node || ics_link_room(in, node, f->channel, READ_ONCE(f->blocked_len)))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	return mask;
+}
+
+static const struct file_operations ics_fops = {
+	.owner = THIS_MODULE,
+	.open = ics_file_open,
+	.release = ics_file_release,
+	.read_iter = ics_file_read_iter,
+	.write_iter = ics_file_write_iter,
+	.poll = ics_file_poll,
+	.unlocked_ioctl = ics_file_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice ics_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = ICS_DEV_NAME,
+	.fops = &ics_fops,
+	.mode = 0666,	/* opening is harmless; ICS_IOC_BIND checks who may bind what */
+};
+
+int ics_dev_init(void)
+{
+	return misc_register(&ics_miscdev);
+}
+
+void ics_dev_exit(void)
+{
+	misc_deregister(&ics_miscdev);
+}
