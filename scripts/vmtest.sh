@@ -82,7 +82,7 @@ make -s -C "$root/selftests" || { echo "vmtest: building selftests failed" >&2; 
 if [ -f "$root/user/Makefile" ]; then
 	make -s -C "$root/user" || { echo "vmtest: building user/ failed" >&2; exit 1; }
 fi
-for t in icstat icsctl; do
+for t in icstat icsctl icsperf; do
 	[ -x "$root/user/$t" ] || echo "vmtest: WARNING: user/$t missing; tests will skip" >&2
 done
 
@@ -157,7 +157,7 @@ for kver in "${kvers[@]}"; do
 		mkdir -p "$res/stage/selftests/$(basename "$(dirname "$f")")"
 		cp "$f" "$res/stage/selftests/$(basename "$(dirname "$f")")/"
 	done
-	for t in icstat icsctl; do
+	for t in icstat icsctl icsperf; do
 		[ -x "$root/user/$t" ] && cp "$root/user/$t" "$res/stage/user/"
 	done
 	{
