@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# dev_api.sh - the user message API, /dev/ics (Documentation/user-api.rst),
+# the in-kernel TEST service, and icsperf, whose counts must equal the
+# kernel's counters.
+#
+#   netns ics$$-a                          netns ics$$-b
+#   +--------------------------+           +--------------------------+
+#   | ics node 1               |           | ics node 2               |
+#   |  /dev/ics files          |           |  TEST service, or an     |
+#   |  (ics_dev.py, icsperf)   |           |  `icsperf server`        |
+#   |  veth0                   +---veth----+  veth0                   |
+#   +--------------------------+           +--------------------------+
+
+. "$(dirname "$0")/lib.sh"
+
+ics_init tc setpriv
+command -v icsperf >/dev/null || ics_skip_all "icsperf not in PATH (make -C user)"
+DEV="python3 $ICS_SRC_DIR/ics_dev.py"
+PARAMS=/sys/module/ics/parameters
+
+dev_in() { local ns=$1; shift; in_ns "$ns" $DEV "$@"; }
+
+setup()
+{
+	pair_setup && [ -c /dev/ics ] || { fail "/dev/ics missing after loading ics"; return 1; }
+}
+
+errors() { dev_in "$NS_A" errors 2 9; }
+
+# TEST opens to the group user_gid; other channels stay CAP_NET_ADMIN's.
+perms()
+{
+	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	local tryas=(in_ns "$NS_A" "${nobody[@]}" $DEV bind)
+	assert_eq "user_gid default" -1 "$(cat $PARAMS/user_gid)" || return 1
+	"${tryas[@]}" 14 1 || return 1			# EPERM: no group configured
+	echo 65534 > $PARAMS/user_gid || return 1
+	"${tryas[@]}" 14 0 || { echo -1 > $PARAMS/user_gid; return 1; }
+	"${tryas[@]}" 3 1 || { echo -1 > $PARAMS/user_gid; return 1; }	# CFS
+	echo -1 > $PARAMS/user_gid
+	"${tryas[@]}" 14 1 || return 1
+	dev_in "$NS_A" bind 3 0				# root: any channel
+}
+
+polls() { dev_in "$NS_A" poll 2; }
+
+# Frames lost (netem loss 100%): writes queue up to chan_queue_max, then
+# EAGAIN and no POLLOUT; once frames flow again, POLLOUT.
+fill()
+{
+	local rc
+	tc -n "$NS_A" qdisc add dev veth0 root netem loss 100% || return 1
+	local out="" pid
+	coproc FILL { in_ns "$NS_A" $DEV fill 2 2>&1; }
+	pid=$FILL_PID	# bash unsets FILL_PID when the coprocess ends
+	while read -r -t 120 -u "${FILL[0]}" out; do
+		echo "$out"
+		[ "$out" = filled ] && break
+	done
+	tc -n "$NS_A" qdisc del dev veth0 root
+	[ "$out" = filled ] || { fail "no EAGAIN reported"; kill "$pid"; return 1; }
+	echo go >&"${FILL[1]}"
+	while read -r -u "${FILL[0]}" out; do echo "$out"; done
+	wait "$pid"
+	rc=$?
+	assert_eq "fill exit" 0 $rc || return 1
+	# Every message queued was delivered (retransmitted) or failed, none lost.
+	wait_eq 60 0 "messages still queued to node 2" link_get "$NS_A" 2 queued_msgs
+}
+
+# queue_run MODE: three echo answers wait on a file; then MODE happens.
+queue_run()
+{
+	local mode=$1 mark=$ICS_TMP/queued out pid
+	rm -f "$mark"
+	coproc Q { in_ns "$NS_A" $DEV queue 2 3 "$mark" 2>&1; }
+	pid=$Q_PID
+	wait_eq 60 yes "three answers queued" sh -c "[ -e $mark ] && echo yes" ||
+		{ kill "$pid"; return 1; }
+	if [ "$mode" = read ]; then
+		# The peer leaves before they are read: what arrived stays.
+		out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
+		wait_eq 30 left "node 2 as node 1 sees it" icstat_get "$NS_A" members \
+			'next(m for m in j["members"] if m["node"] == 2)' state || return 1
+	fi
+	echo "$mode" >&"${Q[1]}"
+	while read -r -u "${Q[0]}" out; do echo "$out"; done
+	wait "$pid"
+}
+
+peer_left() { queue_run read; }
+
+closed()
+{
+	local before
+	ics_bind "$NS_B" veth0 2 && ics_model reachable 30 "$NS_A:2" "$NS_B:1" || return 1
+	before=$(stat_get "$NS_A" dev_close_drops)
+	queue_run close || return 1
+	assert_eq "dev_close_drops" $((before + 3)) "$(stat_get "$NS_A" dev_close_drops)"
+}
+
+# perf_sum FILE KEY: the sum of KEY over an icsperf -j result's sizes
+perf_sum() { jget "sum(r[\"$2\"] for r in j[\"results\"])" < "$1"; }
+
+# chan_delta NS DIR: TEST messages in DIR since the snapshot in $ICS_TMP/NS.DIR
+chan_snap() { chan_get "$1" TEST "$2" msgs > "$ICS_TMP/$1.$2"; }
+chan_delta() { echo $(($(chan_get "$1" TEST "$2" msgs) - $(cat "$ICS_TMP/$1.$2"))); }
+
+# Against the TEST service: every round trip is one message each way, and
+# the service's answers are counted as such.
+perf_kernel_peer()
+{
+	local out=$ICS_TMP/lat.json n echoes
+	chan_snap "$NS_A" tx && chan_snap "$NS_A" rx && chan_snap "$NS_B" rx || return 1
+	echoes=$(stat_get "$NS_B" test_echoes)
+	in_ns "$NS_A" icsperf lat 2 --peer kernel -s 64,4k -l 0.5 -j > "$out" ||
+		{ fail "icsperf lat: $(cat "$out")"; return 1; }
+	n=$(perf_sum "$out" msgs)
+	[ "$n" -gt 0 ] || { fail "no round trips"; return 1; }
+	assert_eq "node 1 TEST tx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" tx)" || return 1
+	assert_eq "node 2 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_B" rx)" || return 1
+	assert_eq "node 2 test_echoes = icsperf's" $((echoes + n)) "$(stat_get "$NS_B" test_echoes)" ||
+		return 1
+	assert_eq "node 1 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" rx)" || return 1
+	jget '"%s %s" % (j["results"][0]["size"], j["results"][1]["size"])' < "$out" |
+		{ read -r a; assert_eq "sizes" "64 4096" "$a"; }
+}
+
+# Against an icsperf server: a window of 16, each answered with 0 bytes;
+# two more messages each way ask the server for its CPU time.
+perf_user_peer()
+{
+	local out=$ICS_TMP/stream.json n
+	in_ns "$NS_B" icsperf server > "$ICS_TMP/server.out" 2>&1 &
+	ICS_BG_PIDS+=($!)
+	wait_eq 30 true "icsperf server bound to TEST" chan_get "$NS_B" TEST handler || return 1
+	chan_snap "$NS_A" tx && chan_snap "$NS_A" rx && chan_snap "$NS_B" rx || return 1
+	in_ns "$NS_A" icsperf stream 2 -w 16 -s 1k -l 0.5 -j > "$out" ||
+		{ fail "icsperf stream: $(cat "$out")"; return 1; }
+	n=$(perf_sum "$out" msgs)
+	[ "$n" -gt 16 ] || { fail "stream moved only $n messages"; return 1; }
+	assert_eq "node 1 TEST tx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_A" tx)" || return 1
+	assert_eq "node 2 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_B" rx)" || return 1
+	assert_eq "node 1 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_A" rx)" || return 1
+	[ "$(jget 'j["results"][0]["cpu_us_per_msg_remote"] is not None' < "$out")" = true ] ||
+		fail "no CPU time from the server: $(cat "$out")"
+}
+
+# The other modes run and report: bistream, rr-load, -P, -k (kernel<->kernel).
+perf_modes()
+{
+	local out=$ICS_TMP/m.json t
+	for t in "bistream 2 -s 2k" "rr-load 2 -s 256 -r 50,100" "stream 2 -c DLM -P 2 --peer kernel -s 8k" \
+		 "lat 2 -k -s 64" "stream 2 -k -s 64k"; do
+		# shellcheck disable=SC2086
+		in_ns "$NS_A" icsperf $t -l 0.3 -j > "$out" 2>&1 ||
+			{ fail "icsperf $t: $(cat "$out")"; return 1; }
+		[ "$(jget 'all(r["msgs"] > 0 for r in j["results"])' < "$out")" = true ] ||
+			{ fail "icsperf $t: a point with no messages: $(cat "$out")"; return 1; }
+	done
+}
+
+# Without the module, one line and a non-zero exit.
+not_loaded()
+{
+	pkill -x icsperf
+	pkill -f ics_dev.py
+	ics_unload || return 1
+	expect_err 1 'ics: /dev/ics: no such device \(is the ics module loaded\?\)' icsperf lat 2
+}
+
+step_add setup
+case_add "/dev/ics: every bad call refused with its errno, nothing lost" errors
+case_add "binding: TEST to the group user_gid, other channels CAP_NET_ADMIN only" perms
+case_add "poll/epoll: POLLIN only with a message queued, POLLOUT when idle" polls
+case_add "non-blocking writes: EAGAIN and no POLLOUT on a full link, POLLOUT after" fill
+case_add "answers queued on a file survive the peer leaving; then EHOSTDOWN" peer_left
+case_add "close with messages queued: freed and counted" closed
+case_add "icsperf lat against the TEST service: counts equal the kernel's" perf_kernel_peer
+case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
+case_add "icsperf bistream, rr-load, -P 2, -k run and report every point" perf_modes
+case_add "icsperf without the module: one line, exit 1" not_loaded
+cases_run

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ics_dev.py - drive /dev/ics (include/uapi/linux/ics.h, part 4) for dev_api.sh.
+
+Each subcommand checks one behaviour of the message device from inside the
+calling network namespace and exits 0, or prints "# FAIL: ..." lines and
+exits 1. The structures are packed here by hand from the UAPI header, so a
+change there that breaks user space breaks this too.
+
+  errors PEER UNKNOWN     every refused call and its errno
+  bind CHANNEL ERRNO      bind, expecting ERRNO (0: success), then exit
+  poll PEER               POLLIN only with a message queued
+  fill PEER               O_NONBLOCK writes until EAGAIN; POLLOUT off
+                          then; wait (stdin line "go") for it to come back
+  queue PEER N MARK       have N echo answers queued, touch MARK, wait for
+                          stdin "read" (all N read back whole) or "close"
+"""
+import errno
+import fcntl
+import os
+import select
+import struct
+import sys
+import time
+
+ICS_CH_TEST, ICS_CH_CFS = 14, 3
+ICS_MSG_MAX = 16 << 20
+F_ECHO, F_ECHO_LEN, F_SINK, F_SYNC = 1, 2, 4, 8
+HDR = struct.Struct("=IBBH")          # struct ics_dev_hdr
+BIND = struct.Struct("=II")           # struct ics_dev_bind
+STATS = struct.Struct("=7QiI")        # struct ics_dev_stats
+
+
+def _ioc(d, nr, size):
+    return (d << 30) | (size << 16) | (0xB5 << 8) | nr
+
+
+IOC_BIND = _ioc(1, 1, BIND.size)      # _IOW
+IOC_STATS = _ioc(2, 2, STATS.size)    # _IOR
+IOC_SET_RCVBUF = _ioc(1, 3, 4)
+FIONREAD = 0x541B
+
+failed = False
+
+
+def fail(msg):
+    global failed
+    print("# FAIL: " + msg, flush=True)
+    failed = True
+
+
+def dev(flags=0):
+    return os.open("/dev/ics", os.O_RDWR | flags)
+
+
+def bind(fd, ch, flags=0):
+    fcntl.ioctl(fd, IOC_BIND, BIND.pack(ch, flags))
+
+
+def stats(fd):
+    return dict(zip(("tx_msgs", "tx_bytes", "tx_done", "tx_failed", "rx_msgs", "rx_bytes",
+                     "rx_dropped", "last_error", "rx_queued"),
+                    STATS.unpack(fcntl.ioctl(fd, IOC_STATS, bytes(STATS.size)))))
+
+
+def send(fd, node, payload=b"", flags=0, ch=ICS_CH_TEST, length=None):
+    n = len(payload) if length is None else length
+    return os.write(fd, HDR.pack(n, node, ch, flags) + payload)
+
+
+def recv(fd, room=ICS_MSG_MAX + HDR.size):
+    data = os.read(fd, room)
+    n, node, ch, flags = HDR.unpack_from(data)
+    return n, node, ch, data[HDR.size:]
+
+
+def expect(what, err, fn, *args):
+    """fn(*args) must fail with errno err."""
+    try:
+        fn(*args)
+    except OSError as e:
+        if e.errno != err:
+            fail("%s: want %s, got %s" % (what, errno.errorcode[err], errno.errorcode.get(e.errno)))
+        return
+    fail("%s: want %s, it succeeded" % (what, errno.errorcode[err]))
+
+
+def wait_readable(fd, secs):
+    return bool(select.select([fd], [], [], secs)[0])
+
+
+def cmd_errors(peer, unknown):
+    fd = dev()
+    expect("write before bind", errno.EBADFD, send, fd, peer, b"x")
+    expect("read before bind", errno.EBADFD, os.read, fd, 100)
+    expect("bind channel 16", errno.EINVAL, bind, fd, 16)
+    expect("bind with flags", errno.EINVAL, bind, fd, ICS_CH_TEST, 1)
+    expect("unknown ioctl", errno.ENOTTY, fcntl.ioctl, fd, _ioc(0, 99, 0))
+    bind(fd, ICS_CH_TEST)
+    expect("bind twice", errno.EALREADY, bind, fd, ICS_CH_TEST)
+    fd2 = dev()
+    expect("second file on TEST", errno.EADDRINUSE, bind, fd2, ICS_CH_TEST)
+    os.close(fd2)
+
+    expect("header only half written", errno.EINVAL, os.write, fd, b"\0" * 4)
+    expect("len over 16 MiB", errno.EMSGSIZE, send, fd, peer, b"", 0, ICS_CH_TEST, ICS_MSG_MAX + 1)
+    expect("len != bytes written", errno.EINVAL, send, fd, peer, b"abc", 0, ICS_CH_TEST, 4)
+    expect("node 0", errno.EINVAL, send, fd, 0, b"x")
+    expect("node 65", errno.EINVAL, send, fd, 65, b"x")
+    expect("unknown node", errno.EHOSTUNREACH, send, fd, unknown, b"x")
+    expect("our own node", errno.EINVAL, send, fd, 1, b"x")
+    expect("another channel than the bound one", errno.EINVAL, send, fd, peer, b"x", 0, ICS_CH_CFS)
+    expect("unknown flag", errno.EINVAL, send, fd, peer, b"x", 0x80)
+    expect("ECHO_LEN without ECHO", errno.EINVAL, send, fd, peer, b"abcd", F_ECHO_LEN)
+    expect("ECHO_LEN under 4 bytes", errno.EINVAL, send, fd, peer, b"abc", F_ECHO | F_ECHO_LEN)
+    expect("ECHO with SINK", errno.EINVAL, send, fd, peer, b"x", F_ECHO | F_SINK)
+    expect("rcvbuf over the limit", errno.EINVAL, fcntl.ioctl, fd, IOC_SET_RCVBUF,
+           struct.pack("I", (1 << 30) + 1))
+    s = stats(fd)
+    if s["tx_msgs"] or s["tx_bytes"]:
+        fail("refused writes were counted as sent: %s" % s)
+
+    # An answer too big for the buffer stays queued: nothing is lost.
+    send(fd, peer, struct.pack(">I", 100), F_ECHO | F_ECHO_LEN)
+    if not wait_readable(fd, 10):
+        fail("no echo answer in 10 s")
+        return
+    expect("read into a small buffer", errno.EMSGSIZE, os.read, fd, HDR.size + 99)
+    want = HDR.size + 100
+    got = struct.unpack("i", fcntl.ioctl(fd, FIONREAD, b"\0" * 4))[0]
+    if got != want:
+        fail("FIONREAD: want %d, got %d" % (want, got))
+    n, node, ch, data = recv(fd, HDR.size + 100)
+    if (n, node, ch, len(data)) != (100, peer, ICS_CH_TEST, 100):
+        fail("echo answer: got len %d node %d channel %d, %d bytes" % (n, node, ch, len(data)))
+    # A synchronous write returns once the peer has it; 16 MiB is allowed.
+    t = send(fd, peer, b"\1" * ICS_MSG_MAX, F_SINK | F_SYNC)
+    if t != HDR.size + ICS_MSG_MAX:
+        fail("16 MiB synchronous write returned %d" % t)
+    s = stats(fd)
+    want = {"tx_msgs": 2, "tx_bytes": 4 + ICS_MSG_MAX, "tx_failed": 0, "rx_msgs": 1,
+            "rx_bytes": 100, "rx_queued": 0}
+    if any(s[k] != v for k, v in want.items()) or s["tx_done"] < 1:
+        fail("file stats: want %s (tx_done >= 1), got %s" % (want, s))
+    os.set_blocking(fd, False)
+    expect("non-blocking read, nothing queued", errno.EAGAIN, os.read, fd, 100)
+
+
+def cmd_bind(ch, want):
+    fd = dev()
+    try:
+        bind(fd, ch)
+        got = 0
+    except OSError as e:
+        got = e.errno
+    if got != want:
+        fail("bind channel %d as uid %d: want %s, got %s" %
+             (ch, os.getuid(), errno.errorcode.get(want, "success"),
+              errno.errorcode.get(got, "success")))
+
+
+def poll_mask(fd):
+    p = select.poll()
+    p.register(fd, select.POLLIN | select.POLLOUT)
+    r = p.poll(0)
+    return r[0][1] if r else 0
+
+
+def cmd_poll(peer):
+    fd = dev()
+    m = poll_mask(fd)
+    if m & (select.POLLIN | select.POLLOUT):
+        fail("unbound file polls %#x, want neither POLLIN nor POLLOUT" % m)
+    bind(fd, ICS_CH_TEST)
+    m = poll_mask(fd)
+    if m != select.POLLOUT:
+        fail("bound, idle: poll %#x, want POLLOUT only" % m)
+    ep = select.epoll()
+    ep.register(fd, select.EPOLLIN)
+    send(fd, peer, b"x" * 64, F_ECHO)
+    ev = ep.poll(10)
+    if not ev or not ev[0][1] & select.EPOLLIN:
+        fail("epoll: no EPOLLIN within 10 s of an echo request")
+    if not poll_mask(fd) & select.POLLIN:
+        fail("poll: no POLLIN with an answer queued")
+    recv(fd)
+    if poll_mask(fd) & select.POLLIN:
+        fail("poll: POLLIN after the only message was read")
+    ep.close()
+
+
+def cmd_fill(peer):
+    fd = dev(os.O_NONBLOCK)
+    bind(fd, ICS_CH_TEST)
+    n = 0
+    while True:
+        try:
+            send(fd, peer, b"\0" * 65536, F_SINK)
+            n += 1
+        except OSError as e:
+            if e.errno != errno.EAGAIN:
+                fail("non-blocking write: %s" % errno.errorcode.get(e.errno))
+                return
+            break
+        if n > 100000:
+            fail("never EAGAIN: the link drained while it should hold")
+            return
+    if poll_mask(fd) & select.POLLOUT:
+        fail("POLLOUT after EAGAIN with the link stalled")
+    print("# %d messages queued before EAGAIN" % n, flush=True)
+    print("filled", flush=True)
+    sys.stdin.readline()                # the caller repairs the link
+    p = select.poll()
+    p.register(fd, select.POLLOUT)
+    if not p.poll(30000):
+        fail("no POLLOUT within 30 s of the link coming back")
+    try:
+        send(fd, peer, b"\0" * 65536, F_SINK)
+    except OSError as e:
+        fail("write after POLLOUT: %s" % errno.errorcode.get(e.errno))
+
+
+def cmd_queue(peer, n, mark):
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    for i in range(n):
+        send(fd, peer, struct.pack(">I", 1000 + i), F_ECHO | F_ECHO_LEN)
+    deadline = time.time() + 30
+    while stats(fd)["rx_queued"] < n and time.time() < deadline:
+        time.sleep(0.05)
+    if stats(fd)["rx_queued"] != n:
+        fail("only %d of %d answers queued" % (stats(fd)["rx_queued"], n))
+        return
+    open(mark, "w").close()
+    what = sys.stdin.readline().strip()
+    if what == "close":
+        os.close(fd)
+        return
+    for i in range(n):
+        ln, node, ch, data = recv(fd)
+        if ln != 1000 + i or len(data) != ln or node != peer:
+            fail("answer %d: len %d (%d bytes) from node %d, want %d from %d" %
+                 (i, ln, len(data), node, 1000 + i, peer))
+    expect("write to the departed peer", errno.EHOSTDOWN, send, fd, peer, b"x")
+
+
+def main():
+    cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
+            "fill": (cmd_fill, 1), "queue": (cmd_queue, 3)}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    fn, _ = cmds[sys.argv[1]]
+    args = [a if a.startswith("/") else int(a) for a in sys.argv[2:]]
+    fn(*args)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
