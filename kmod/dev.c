@@ -133,7 +133,7 @@ static int ics_file_release(struct inode *inode, struct file *file)
 	mutex_unlock(&f->bind_lock);
 	n = skb_queue_len(&f->rxq);
 	if (n)
-		this_cpu_add(ics_net(f->net)->stats->ctr[ICS_STAT_DEV_CLOSE_DROPS], n);
+		ics_stat_add(ics_net(f->net)->stats->ctr[ICS_STAT_DEV_CLOSE_DROPS], n);
 	skb_queue_purge(&f->rxq);
 	put_net(f->net);
 	ics_file_put(f);

@@ -480,8 +480,8 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 		l->queued_bytes += ICS_MSG_COST(m->len);
 		l->queued_msgs++;
 		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
-		this_cpu_inc(in->stats->node[node].tx_msgs);
-		this_cpu_add(in->stats->node[node].tx_bytes, m->len);
+		ics_stat_inc(in->stats->node[node].tx_msgs);
+		ics_stat_add(in->stats->node[node].tx_bytes, m->len);
 		if (m->flags & ICS_WF_TESTPAT)
 			in->tx_hash[node][m->channel] =
 				ics_test_hash(in->tx_hash[node][m->channel], m->msg_id, m->len, true);

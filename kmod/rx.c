@@ -115,8 +115,8 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	l->rx_last_msg[channel] = msg_id;
 
 	ics_count_dir(&cs->rx, len);
-	this_cpu_inc(in->stats->node[src].rx_msgs);
-	this_cpu_add(in->stats->node[src].rx_bytes, len);
+	ics_stat_inc(in->stats->node[src].rx_msgs);
+	ics_stat_add(in->stats->node[src].rx_bytes, len);
 
 	if (flags & ICS_WF_TESTPAT) {
 		u32 seed = ics_pattern_seed(src, channel, msg_id, len);
@@ -131,9 +131,9 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 		else
 			ok = pattern == ICS_PAT_FRAGS_OK && ics_pattern_check_joined(skb, seed);
 		if (ok)
-			this_cpu_inc(cs->rx_pattern_ok);
+			ics_stat_inc(cs->rx_pattern_ok);
 		else
-			this_cpu_inc(cs->rx_pattern_bad);
+			ics_stat_inc(cs->rx_pattern_bad);
 		in->rx_hash[src][channel] = ics_test_hash(in->rx_hash[src][channel], msg_id, len, ok);
 	}
 	if (flags & ICS_WF_PING) {
@@ -157,7 +157,7 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	if (h) {
 		h->rcv(h, in->net, src, channel, skb);
 	} else {
-		this_cpu_inc(cs->rx_unclaimed);
+		ics_stat_inc(cs->rx_unclaimed);
 		consume_skb(skb);
 	}
 }

@@ -76,8 +76,8 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 		ics_count(b->in, ICS_STAT_TX_ERRORS);
 		return err < 0 ? err : -ENOBUFS;
 	}
-	this_cpu_inc(b->in->stats->ctr[ICS_STAT_TX_FRAMES]);
-	this_cpu_add(b->in->stats->ctr[ICS_STAT_TX_BYTES], len);
+	ics_stat_inc(b->in->stats->ctr[ICS_STAT_TX_FRAMES]);
+	ics_stat_add(b->in->stats->ctr[ICS_STAT_TX_BYTES], len);
 	return 0;
 }
 
