@@ -100,8 +100,9 @@ form_view()
 	local t0 n pairs=() pids=()
 	# Membership at its defaults; link_timeout_ms (1500) raised so that a
 	# TCG guest's slowness cannot let a link time out (ETIMEDOUT) before a
-	# silent node is declared down (EHOSTDOWN), which inflight_fail tells.
-	ics_load link_timeout_ms=10000 || return 1
+	# silent node is declared down (EHOSTDOWN), which inflight_fail tells;
+	# scaled, as a debug kernel under TCG took longer than 10 s there.
+	ics_load link_timeout_ms=$((10000 * ICS_SCALE)) || return 1
 	bridge_add $ALL || return 1
 	monitor_start || return 1
 	t0=$(mem now)
