@@ -81,10 +81,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Non-idle CPU time of the whole machine, µs (netperf's service demand). */
+/*
+ * Non-idle CPU time of the whole machine since boot, µs: CPUs x time since
+ * boot - idle - iowait. The kernel measures idle time exactly (NOHZ), where
+ * the busy fields of /proc/stat are sampled at the tick, which misses most
+ * of a round trip's short busy spells.
+ */
 static double cpu_busy_us(void)
 {
-	unsigned long long v[10] = { 0 }, busy;
+	unsigned long long v[8] = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), hz = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
 	FILE *f = fopen("/proc/stat", "r");
 	int n;
 
@@ -93,11 +100,10 @@ static double cpu_busy_us(void)
 	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
-	if (n < 8)
+	if (n < 8 || ncpu < 1 || hz < 1 || clock_gettime(CLOCK_BOOTTIME, &ts))
 		return -1;
-	/* user nice system idle iowait irq softirq steal: all but idle, iowait */
-	busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-	return busy * 1e6 / sysconf(_SC_CLK_TCK);
+	/* user nice system idle iowait irq softirq steal */
+	return ncpu * (ts.tv_sec * 1e6 + ts.tv_nsec / 1e3) - (v[3] + v[4] + v[7]) * 1e6 / hz;
 }
 
 static void die_errno(const char *what, int err)
@@ -389,7 +395,10 @@ struct rrload {
 	volatile bool stop;
 };
 
-/* Open loop: requests leave on schedule whether or not answers came. */
+/*
+ * Open loop: requests leave on schedule whether or not answers came, and
+ * each round trip counts from when its request was due.
+ */
 static void *rrload_sender(void *arg)
 {
 	struct rrload *l = arg;
@@ -402,7 +411,8 @@ static void *rrload_sender(void *arg)
 		ts.tv_sec = at / 1000000000ull;
 		ts.tv_nsec = at % 1000000000ull;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		l->sent_at[i] = now_ns();
+		/* from when it was due: a sender that falls behind is latency too */
+		l->sent_at[i] = at;
 		__atomic_store_n(&l->sent, i + 1, __ATOMIC_RELEASE);
 		if (msg_send(l->fd, o.node, o.channel, ask(l->buf, l->size, REQ_ECHO), l->buf,
 			     l->size))
@@ -589,7 +599,9 @@ static void output(const struct result *res, int n)
 
 	if (o.json) {
 		printf("{\"tool\":\"icsperf\",\"transport\":\"%s\",\"test\":\"%s\",\"peer\":\"%s\","
-		       "\"node\":%u,\"channel\":\"%s\",\"window\":%u,\"streams\":%d,\"results\":[",
+		       "\"node\":%u,\"channel\":\"%s\",\"window\":%u,\"streams\":%d,"
+		       "\"cpu_method\":\"CPUs x wall - (idle+iowait+steal), /proc/stat\","
+		       "\"results\":[",
 		       transport(), test_names[o.test], peer, o.node, ics_channel_names[o.channel],
 		       o.window, o.streams);
 		for (i = 0; i < n; i++) {
