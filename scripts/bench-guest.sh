@@ -15,16 +15,19 @@
 #   tcp_ping_idle, tcp_ping_loaded, tcp_bulk, tcp_bulk_loss: the same for TCP
 #   tipc_ping_idle, tipc_bulk: TIPC (SOCK_STREAM) when available
 #
-# Then membership (scripts/bench-members.py, recorded with "mtu" 0):
+# Then every transport at every size, interleaved and repeated
+# (scripts/bench-transports.sh, into RESDIR/transports.jsonl), and
+# membership (scripts/bench-members.py, recorded with "mtu" 0):
 #   detect_HB_MISSES  failure detection over BENCH_KILLS kills of one of
 #                     three members, at each "HB:MISSES" of BENCH_DETECT
 #   form_N            time for N members to form a full view, for each N
 #                     of BENCH_FORM
 #
 # Usage: bench-guest.sh RESDIR. RESDIR/stage holds ics.ko, icsctl, icstat,
-# bench-peer, bench-members.py, ics_members.py and env (BENCH_MTUS, "none"
-# for no veth runs, BENCH_PINGS, BENCH_BULK_MSGS, BENCH_KILLS, BENCH_DETECT,
-# BENCH_FORM). Each result
+# icsperf (when built), bench-peer, bench-lib.sh, bench-transports.sh,
+# bench-members.py, ics_members.py and env (BENCH_MTUS, "none" for no veth
+# runs, BENCH_PINGS, BENCH_BULK_MSGS, BENCH_KILLS, BENCH_DETECT, BENCH_FORM,
+# BENCH_PARTS, and bench-transports.sh's variables). Each result
 # is a JSON line in RESDIR/results.jsonl; "ICS-BENCH-END" goes to
 # RESDIR/done at the end.
 set -u
@@ -39,12 +42,17 @@ BULK=${BENCH_BULK_MSGS:-256}
 KILLS=${BENCH_KILLS:-20}
 DETECT=${BENCH_DETECT:-100:3 25:3}
 FORM=${BENCH_FORM:-8 16 32}
+# Which parts run: veth (the ics/TCP/TIPC runs above), transports
+# (scripts/bench-transports.sh), members (detection and formation).
+PARTS=${BENCH_PARTS:-veth transports members}
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 MIB=1048576
 A=bench-a B=bench-b
 out=$res/results.jsonl
 : > "$out"
 
-log() { echo "bench: $*"; }
+# shellcheck source=bench-lib.sh
+. "$stage/bench-lib.sh"
 
 # record MTU NAME JSON: one result line.
 record()
@@ -94,38 +102,14 @@ quiesce()
 
 setup()		# MTU
 {
-	local mtu=$1 i
-	ip netns add $A && ip netns add $B
-	ip -n $A link set lo up
-	ip -n $B link set lo up
-	ip -n $A link add va mtu "$mtu" type veth peer name vb mtu "$mtu" netns $B
-	ip -n $A addr add 10.77.0.1/24 dev va
-	ip -n $B addr add 10.77.0.2/24 dev vb
-	ip -n $A link set va up
-	ip -n $B link set vb up
-	ip netns exec $A icsctl bind dev va node 1 cluster 7 >/dev/null || return 1
-	ip netns exec $B icsctl bind dev vb node 2 cluster 7 >/dev/null || return 1
-	for i in $(seq 300); do
-		ip netns exec $A icstat -j nodes | python3 -c '
-import json, sys
-sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))' && break
-		sleep 0.1
-	done
+	local mtu=$1
+	ns_pair $A $B va vb "$mtu" || return 1
+	ics_pair $A $B va vb || return 1
 	"${pin[@]}" ip netns exec $B bench-peer server tcp 5201 & peers+=($!)
 	tipc=0
-	if [ "$tipc_ok" = 1 ]; then
-		ip netns exec $A tipc node set identity benchA$mtu &&
-		ip netns exec $B tipc node set identity benchB$mtu &&
-		ip netns exec $A tipc bearer enable media eth device va &&
-		ip netns exec $B tipc bearer enable media eth device vb && tipc=1
-		if [ $tipc = 1 ]; then
-			for i in $(seq 100); do
-				ip netns exec $A tipc link list | grep -v broadcast | grep -q ': up' && break
-				sleep 0.1
-			done
-			ip netns exec $A tipc link list | sed 's/^/bench: tipc link: /'
-			"${pin[@]}" ip netns exec $B bench-peer server tipc 1 & peers+=($!)
-		fi
+	if [ "$tipc_ok" = 1 ] && tipc_pair $A $B va vb "bench$mtu"; then
+		tipc=1
+		"${pin[@]}" ip netns exec $B bench-peer server tipc 1 & peers+=($!)
 	fi
 	sleep 1
 }
@@ -204,7 +188,7 @@ ics_stream_stop()
 
 tcp_stream_start()	# CPU
 {
-	taskset -c "$1" ip netns exec $A bench-peer stream tcp 10.77.0.2 5201 0 $MIB 3600 \
+	taskset -c "$1" ip netns exec $A bench-peer bulk tcp 10.77.0.2 5201 0 $MIB 3600 \
 		> /dev/null 2>&1 &
 	stream_pid=$!
 	sleep 2
@@ -257,19 +241,19 @@ bench_mtu()
 
 	# (c) bulk throughput, then with 1% loss on the sender's side
 	ics_bulk "$mtu" ics_bulk
-	j=$(lim ip netns exec $A bench-peer stream tcp 10.77.0.2 5201 $((BULK * MIB)))
+	j=$(lim ip netns exec $A bench-peer bulk tcp 10.77.0.2 5201 $((BULK * MIB)))
 	record "$mtu" tcp_bulk "${j:-null}"
 	if [ "$tipc" = 1 ]; then
 		# TIPC may hand data between namespaces of one kernel directly,
 		# past the veth: record how many bytes the veth carried meanwhile.
 		rx0=$(va_tx_bytes)
-		j=$(lim ip netns exec $A bench-peer stream tipc - 1 $((BULK * MIB)))
+		j=$(lim ip netns exec $A bench-peer bulk tipc - 1 $((BULK * MIB)))
 		record "$mtu" tipc_bulk "${j:-null}"
 		record "$mtu" tipc_bulk_veth "{\"tx_bytes\": $(($(va_tx_bytes) - rx0))}"
 	fi
 	if ip netns exec $A tc qdisc add dev va root netem loss 1%; then
 		ics_bulk "$mtu" ics_bulk_loss
-		j=$(lim ip netns exec $A bench-peer stream tcp 10.77.0.2 5201 $((BULK * MIB)))
+		j=$(lim ip netns exec $A bench-peer bulk tcp 10.77.0.2 5201 $((BULK * MIB)))
 		record "$mtu" tcp_bulk_loss "${j:-null}"
 		record "$mtu" netem_stats "{\"text\": $(ip netns exec $A tc -s qdisc show dev va | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}"
 		ip netns exec $A tc qdisc del dev va root
@@ -292,11 +276,21 @@ fi
 insmod "$stage/ics.ko" || { log "insmod failed"; echo "ICS-BENCH-END rc=1" > "$res/done"; exit 1; }
 peers=()
 [ "$MTUS" = none ] && MTUS=
-for mtu in $MTUS; do
-	bench_mtu "$mtu"
-done
+if has_part veth; then
+	for mtu in $MTUS; do
+		bench_mtu "$mtu"
+	done
+fi
+
+# Every transport at every size (layout a), in its own namespaces; it
+# writes RESDIR/transports.jsonl. Not bounded by lim: it is long by design
+# and bounds each of its own runs.
+if has_part transports; then
+	bash "$stage/bench-transports.sh" "$res" || log "bench-transports.sh failed (rc $?)"
+fi
 
 # Membership, at the module's defaults but for the tunables under test.
+has_part members || DETECT= FORM=
 for s in $DETECT; do
 	log "=== failure detection, heartbeat ${s%%:*} ms, misses ${s##*:}, $KILLS kills ==="
 	j=$(lim python3 "$stage/bench-members.py" detect "${s%%:*}" "${s##*:}" "$KILLS")

@@ -6,6 +6,13 @@
 # table and writes it, with the command, kernel and date, to
 # build/bench/results.md (raw results: build/bench/results.jsonl).
 #
+# In the same boot, every transport (raw AF_PACKET frames, UDP, TCP, TIPC,
+# ics user<->user and kernel<->kernel through user/icsperf) at every size,
+# interleaved and repeated (scripts/bench-transports.sh); scripts/
+# bench-report.py turns those into bench/results/DATE-KVER-a.{md,csv,jsonl}
+# and PNG plots next to them. Without user/icsperf the ics transports are
+# skipped (and shown as "—").
+#
 # Environment:
 #   BENCH_KVER        kernel (default: the installed 6.12.*-amd64)
 #   BENCH_MTUS        veth MTUs, one run each (default "9000 1500")
@@ -15,7 +22,13 @@
 #   BENCH_DETECT      "HB_MS:MISSES ..." settings to measure (default
 #                     "100:3 25:3": the defaults, and a 100 ms bound)
 #   BENCH_FORM        cluster sizes to time formation for (default "8 16 32")
-#   BENCH_TIMEOUT     seconds before the VM is killed (default 3600)
+#   BENCH_PARTS       what runs (default "veth transports members")
+#   BENCH_REPS, BENCH_SECS, BENCH_SIZES, BENCH_STREAM_SIZES, BENCH_RATES,
+#   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN
+#                     the transport runs (see scripts/bench-transports.sh;
+#                     5 repetitions of 0.5 s per point by default)
+#   BENCH_RESULTS_DIR where the transport report goes (default bench/results)
+#   BENCH_TIMEOUT     seconds before the VM is killed (default 5400)
 #   ICS_KVM=1         use KVM instead of TCG, where KVM works
 #
 # The VM runs under TCG by default (KVM cannot boot a stock kernel on the
@@ -37,8 +50,14 @@ res=$root/build/bench
 rm -rf "$res"
 mkdir -p "$res/stage"
 cp "$ko" "$root/user/icsctl" "$root/user/icstat" "$root/scripts/bench-members.py" \
-	"$root/selftests/ics_members.py" "$res/stage/"
-gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" ||
+	"$root/selftests/ics_members.py" "$root/scripts/bench-lib.sh" \
+	"$root/scripts/bench-transports.sh" "$res/stage/"
+if [ -x "$root/user/icsperf" ]; then
+	cp "$root/user/icsperf" "$res/stage/"
+else
+	echo "bench: user/icsperf not built: the ics transports (ics-user, ics-kernel) are skipped"
+fi
+gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" -lm ||
 	{ echo "bench: building bench-peer failed" >&2; exit 1; }
 {
 	echo "BENCH_MTUS='${BENCH_MTUS:-9000 1500}'"
@@ -47,7 +66,19 @@ gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-pe
 	echo "BENCH_KILLS=${BENCH_KILLS:-20}"
 	echo "BENCH_DETECT='${BENCH_DETECT:-100:3 25:3}'"
 	echo "BENCH_FORM='${BENCH_FORM:-8 16 32}'"
+	# The rest only when set (an empty BENCH_RATES means no rr-load).
+	for v in BENCH_PARTS BENCH_REPS BENCH_SECS BENCH_SIZES BENCH_STREAM_SIZES \
+		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN; do
+		[ -n "${!v+x}" ] && printf '%s=%q\n' "$v" "${!v}"
+	done
 } > "$res/stage/env"
+
+# Two cores run this VM's two vCPUs: another VM meanwhile steals them and
+# the figures with them (round trips of milliseconds instead of ~100 µs).
+if pgrep -f '(^|/)qemu-system-' >/dev/null; then
+	echo "bench: WARNING: another VM is running (qemu pids $(pgrep -f '(^|/)qemu-system-' | tr '\n' ' '));" \
+		"it competes for the host's CPUs and distorts the figures" >&2
+fi
 
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
@@ -55,7 +86,7 @@ date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 echo "bench: booting $kver (${accel:-KVM}), results in ${res#$root/}"
 t0=$SECONDS
-timeout --foreground -k 30 "${BENCH_TIMEOUT:-3600}" \
+timeout --foreground -k 30 "${BENCH_TIMEOUT:-5400}" \
 	vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 2 --memory 2G \
 	--rwdir "$res" -- bash "$root/scripts/bench-guest.sh" "$res" \
 	< /dev/null 2>&1 | tee "$res/console.log" | grep --line-buffered '^bench: '
@@ -205,3 +236,18 @@ if notes:
 open(os.path.join(res, "results.md"), "w").write(text)
 print(text)
 PYEOF
+
+# The transports' report: tables, ratios, targets and plots. Debian's
+# python3-matplotlib serves /usr/bin/python3, which need not be the
+# python3 first on PATH.
+if [ -s "$res/transports.jsonl" ]; then
+	py=python3
+	if ! python3 -c 'import matplotlib' 2>/dev/null &&
+		/usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+		py=/usr/bin/python3
+	fi
+	"$py" "$root/scripts/bench-report.py" --kver "$kver" --accel="${accel:-KVM}" \
+		--rev "$rev" --date "$date_utc" --wall "$wall" \
+		--out "${BENCH_RESULTS_DIR:-$root/bench/results}" "$res/transports.jsonl" ||
+		{ echo "bench: bench-report.py failed" >&2; exit 1; }
+fi

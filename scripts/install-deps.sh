@@ -12,7 +12,7 @@
 set -euo pipefail
 
 stamp=/var/lib/ics-deps.stamp
-want_rev=5
+want_rev=6
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_rev" ] && command -v vng >/dev/null; then
 	exit 0
 fi
@@ -62,7 +62,7 @@ apt-get install -y -qq --no-install-recommends \
 	pkg-config libnl-3-dev libnl-genl-3-dev \
 	sparse dkms \
 	qemu-system-x86 qemu-utils busybox-static udev \
-	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema \
+	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema python3-matplotlib \
 	perl python3 python3-pip \
 	linux-source-6.1 \
 	"$k61" "$h61"

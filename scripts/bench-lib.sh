@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers shared by the guest halves of `make bench` (scripts/bench-guest.sh
+# and scripts/bench-transports.sh), sourced, not run. They expect PATH to
+# hold the staged icsctl, icstat and bench-peer.
+
+log() { echo "bench: $*"; }
+
+# ns_pair NS_A NS_B DEV_A DEV_B MTU: two network namespaces joined by one
+# veth pair, 10.77.0.1 on DEV_A and 10.77.0.2 on DEV_B.
+ns_pair()
+{
+	local a=$1 b=$2 da=$3 db=$4 mtu=$5
+	ip netns add "$a" && ip netns add "$b" || return 1
+	ip -n "$a" link set lo up
+	ip -n "$b" link set lo up
+	ip -n "$a" link add "$da" mtu "$mtu" type veth peer name "$db" mtu "$mtu" netns "$b" || return 1
+	ip -n "$a" addr add 10.77.0.1/24 dev "$da"
+	ip -n "$b" addr add 10.77.0.2/24 dev "$db"
+	ip -n "$a" link set "$da" up
+	ip -n "$b" link set "$db" up
+}
+
+# ics_pair NS_A NS_B DEV_A DEV_B: ics node 1 on DEV_A, node 2 on DEV_B,
+# cluster 7; returns once node 1 reaches node 2 (or after 30 s, failing).
+ics_pair()
+{
+	local a=$1 b=$2 da=$3 db=$4 i
+	ip netns exec "$a" icsctl bind dev "$da" node 1 cluster 7 >/dev/null || return 1
+	ip netns exec "$b" icsctl bind dev "$db" node 2 cluster 7 >/dev/null || return 1
+	for i in $(seq 300); do
+		ip netns exec "$a" icstat -j nodes | python3 -c '
+import json, sys
+sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))' &&
+			return 0
+		sleep 0.1
+	done
+	log "ics: node 2 not reachable from node 1 after 30 s"
+	return 1
+}
+
+# tipc_pair NS_A NS_B DEV_A DEV_B TAG: a TIPC Ethernet bearer on each end,
+# node identities TAG-a and TAG-b (an identity is per namespace and must
+# be set before the first bearer); returns once the link is up (or after
+# 10 s, failing).
+tipc_pair()
+{
+	local a=$1 b=$2 da=$3 db=$4 tag=$5 i
+	ip netns exec "$a" tipc node set identity "$tag-a" &&
+		ip netns exec "$b" tipc node set identity "$tag-b" &&
+		ip netns exec "$a" tipc bearer enable media eth device "$da" &&
+		ip netns exec "$b" tipc bearer enable media eth device "$db" || return 1
+	for i in $(seq 100); do
+		if ip netns exec "$a" tipc link list | grep -v broadcast | grep -q ': up'; then
+			ip netns exec "$a" tipc link list | sed 's/^/bench: tipc link: /'
+			return 0
+		fi
+		sleep 0.1
+	done
+	log "tipc: no link up after 10 s"
+	return 1
+}
