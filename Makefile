@@ -103,7 +103,8 @@ vmtest-debug: modules-debug user selftests
 		VMTEST_TIMEOUT=$${VMTEST_TIMEOUT:-18000} \
 		bash scripts/vmtest.sh $(VMTEST_FLAGS) debug=$(DEBUG_KDIR)
 
-bench: modules user
+bench: deps
+	@$(MAKE) -s modules user
 	@bash scripts/bench.sh
 
 demo: deps

@@ -42,6 +42,7 @@
 #   BENCH_LOAD_SIZE       8192
 #   BENCH_TRANSPORT_LIST  "packet udp tcp tipc ics-user ics-kernel"
 #   BENCH_PIN             "0 1": the client's vCPU, the server's
+#   BENCH_STATS_SIZE      65536: the streams that measure what statistics cost
 set -u
 res=$1
 stage=$res/stage
@@ -58,6 +59,7 @@ SECS=${BENCH_SECS:-0.5}
 SIZES=${BENCH_SIZES:-64,128,256,512,1024,2048,4096,8192,16384,32768,65536,131072}
 STREAM_SIZES=${BENCH_STREAM_SIZES:-$SIZES}
 RATES=${BENCH_RATES-500,1000,2000,4000,8000,16000}
+STATS_SIZE=${BENCH_STATS_SIZE:-65536}
 LOAD_SIZE=${BENCH_LOAD_SIZE:-8192}
 ORDER=${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}
 # Client's and server's vCPU: different ones, so that each message crosses
@@ -112,7 +114,7 @@ summary()
 # run MTU REP TRANSPORT TEST: one client run, on the client's vCPU.
 run()
 {
-	local mtu=$1 rep=$2 t=$3 test=$4 sizes cmd n rc
+	local mtu=$1 rep=$2 t=$3 test=$4 label=${5:-$3} sizes cmd n rc
 	case $test in
 	rr) sizes=$SIZES ;;
 	stream) sizes=$STREAM_SIZES ;;
@@ -138,7 +140,7 @@ run()
 	timeout -k 5 $((n * 8 + 60)) ip netns exec $A taskset -c "$CCPU" "${cmd[@]}" \
 		> "$tmp.out" 2> "$tmp.err"
 	rc=$?
-	record "$mtu" "$t" "$test" "$rep" "$rc"
+	record "$mtu" "$label" "$test" "$rep" "$rc"
 }
 
 veth_frames() { ip -n $A -s -j link show va | jq '.[0].stats64 | .tx.packets + .rx.packets'; }
@@ -226,7 +228,10 @@ setup()
 			[ -z "$no_ics" ] || continue
 			if [ -z "${ics_bound:-}" ]; then
 				ics_pair $A $B va vb || { why_ics="ics: node 2 unreachable"; continue; }
+				# every frame's CRC32C: the CPU's instruction or the table
+				log "ics crc32c driver: $(ip netns exec $A icsctl show -j | jq -r .crc32c_driver)"
 				start_server ics icsperf server
+				ics_server=$!
 				ics_bound=1
 			fi
 			;;
@@ -280,6 +285,42 @@ meta "$(jq -nc --arg mtus "$MTUS" --argjson reps "$REPS" --argjson secs "$SECS" 
 	pinning: $pin, estimated_s: $est,
 	unavailable: {tipc: $no_tipc, ics: $no_ics}}')"
 
+# ics_swap KO: unbind both members, replace the module, bind again, and
+# restart the icsperf server.
+ics_swap()
+{
+	ip netns exec $A icsctl unbind >/dev/null
+	ip netns exec $B icsctl unbind >/dev/null
+	kill "$ics_server" 2>/dev/null
+	wait "$ics_server" 2>/dev/null
+	rmmod ics && insmod "$1" && ics_pair $A $B va vb || return 1
+	start_server ics icsperf server
+	ics_server=$!
+	sleep 1
+}
+
+# stats_cost MTU: what the statistics cost a stream (issue 5: at most 2 %).
+# The module as built and one with ICS_NO_STATS=y alternate REPS times;
+# each time the user and the kernel stream of BENCH_STATS_SIZE run, and
+# the runs of the second are recorded as "ics-user-nostats" and
+# "ics-kernel-nostats".
+stats_cost()
+{
+	local mtu=$1 rep ko tag t
+	[ -r "$stage/ics-nostats.ko" ] || { log "no ics-nostats.ko: accounting cost not measured"; return; }
+	case " $avail " in *" ics-user "*) ;; *) return ;; esac
+	log "accounting cost at MTU $mtu: streams of $STATS_SIZE B, with and without statistics"
+	for rep in $(seq "$REPS"); do
+		for ko in ics-nostats.ko ics.ko; do
+			ics_swap "$stage/$ko" || { log "module swap to $ko failed"; return; }
+			tag=; [ $ko = ics-nostats.ko ] && tag=-nostats
+			for t in ics-user ics-kernel; do
+				STREAM_SIZES=$STATS_SIZE run "$mtu" "$rep" "$t" stream "$t$tag"
+			done
+		done
+	done
+}
+
 for mtu in $MTUS; do
 	log "=== transports, MTU $mtu ==="
 	if ! setup "$mtu"; then
@@ -306,6 +347,7 @@ for mtu in $MTUS; do
 			esac
 		done
 	done
+	stats_cost "$mtu"
 	teardown
 done
 rm -f "$tmp.out" "$tmp.err"

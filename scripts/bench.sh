@@ -24,7 +24,7 @@
 #   BENCH_FORM        cluster sizes to time formation for (default "8 16 32")
 #   BENCH_PARTS       what runs (default "veth transports members")
 #   BENCH_REPS, BENCH_SECS, BENCH_SIZES, BENCH_STREAM_SIZES, BENCH_RATES,
-#   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN
+#   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN, BENCH_STATS_SIZE
 #                     the transport runs (see scripts/bench-transports.sh;
 #                     5 repetitions of 0.5 s per point by default)
 #   BENCH_RESULTS_DIR where the transport report goes (default bench/results)
@@ -57,6 +57,18 @@ if [ -x "$root/user/icsperf" ]; then
 else
 	echo "bench: user/icsperf not built: the ics transports (ics-user, ics-kernel) are skipped"
 fi
+# The accounting's cost (issue 5): the same module with ICS_NO_STATS=y
+# (every counter and histogram update compiled out), built beside it.
+nostats=$res/nostats
+mkdir -p "$nostats/kmod"
+ln -s "$root"/kmod/*.c "$root"/kmod/*.h "$root/kmod/Kbuild" "$nostats/kmod/"
+ln -s "$root/include" "$nostats/include"
+if make -s -C "/lib/modules/$kver/build" M="$nostats/kmod" ICS_NO_STATS=y modules \
+	> "$res/nostats.log" 2>&1; then
+	cp "$nostats/kmod/ics.ko" "$res/stage/ics-nostats.ko"
+else
+	echo "bench: building ics without statistics failed (${res#$root/}/nostats.log); its runs are skipped"
+fi
 gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" -lm ||
 	{ echo "bench: building bench-peer failed" >&2; exit 1; }
 {
@@ -68,7 +80,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-pe
 	echo "BENCH_FORM='${BENCH_FORM:-8 16 32}'"
 	# The rest only when set (an empty BENCH_RATES means no rr-load).
 	for v in BENCH_PARTS BENCH_REPS BENCH_SECS BENCH_SIZES BENCH_STREAM_SIZES \
-		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN; do
+		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN BENCH_STATS_SIZE; do
 		[ -n "${!v+x}" ] && printf '%s=%q\n' "$v" "${!v}"
 	done
 } > "$res/stage/env"
