@@ -447,7 +447,6 @@ case_add "rx_bad_type: type 0" $F rx_bad_type 0 -- --type 0 --len 10
 case_add "rx_bad_type: type 5" $F rx_bad_type 0 -- --type 5 --len 10
 case_add "rx_bad_type: type 255" $F rx_bad_type 0 -- --type 255 --len 10
 case_add "rx_bad_type: unknown flag 0x80" $F rx_bad_type 0 -- --flags 0x80 --len 10
-case_add "rx_bad_type: unknown flag 0x10" $F rx_bad_type 0 -- --flags 0x10 --len 10
 case_add "rx_bad_frag: frag_off + frag_len > msg_len" \
 	$F rx_bad_frag 0 -- --len 100 --msg-len 150 --frag-off 100
 case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \
