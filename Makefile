@@ -36,9 +36,12 @@ deps:
 # writes objects next to them.
 # A stamp, not the Kbuild link, is the target: the link's time is its
 # target's, which a new source file need not be newer than.
-build/%/kmod/.links: kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
+# Sources only: an in-tree build (make module) leaves kmod/ics.mod.c, which
+# is another kernel's.
+KMOD_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
+build/%/kmod/.links: kmod/Kbuild $(KMOD_SRCS)
 	@mkdir -p build/$*/kmod
-	@for f in kmod/*.c kmod/*.h; do ln -sf $(TOP)/$$f build/$*/kmod/; done; ln -sf $(TOP)/kmod/Kbuild build/$*/kmod/Kbuild.tmp; mv -fT build/$*/kmod/Kbuild.tmp build/$*/kmod/Kbuild
+	@for f in $(KMOD_SRCS); do ln -sf $(TOP)/$$f build/$*/kmod/; done; ln -sf $(TOP)/kmod/Kbuild build/$*/kmod/Kbuild.tmp; mv -fT build/$*/kmod/Kbuild.tmp build/$*/kmod/Kbuild
 	@ln -sfn $(TOP)/include build/$*/include
 	@touch $@
 
