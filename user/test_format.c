@@ -353,6 +353,7 @@ static void test_reply(void)
 	nla_put_u64(msg, ICS_RTT_A_P99_NS, 11000);
 	nla_put_u64(msg, ICS_RTT_A_MAX_NS, 11000);
 	nla_put_u64(msg, ICS_RTT_A_MEAN_NS, 10000);
+	nla_put_u64(msg, ICS_RTT_A_P90_NS, 10500);
 	nla_nest_end(msg, rtt);
 	msg_parse(msg, tb, ICS_A_MAX);
 	result(!ics_test_parse(tb, &r) && r.have_rtt && ics_test_ok(&r, 2) &&
@@ -360,7 +361,7 @@ static void test_reply(void)
 	expect_json(json_capture(test_json_fn, &r),
 		    "{\"sent\": 2, \"done\": 2, \"failed\": 0, \"error\": null, \"errno\": 0, "
 		    "\"rtt\": {\"count\": 2, \"min_ns\": 9000, \"p50_ns\": 9500, "
-		    "\"p99_ns\": 11000, \"max_ns\": 11000, \"mean_ns\": 10000}}\n",
+		    "\"p99_ns\": 11000, \"max_ns\": 11000, \"mean_ns\": 10000, \"p90_ns\": 10500}}\n",
 		    "generator JSON with round trips");
 	nlmsg_free(msg);
 
