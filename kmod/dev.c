@@ -284,17 +284,36 @@ static ssize_t ics_file_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return sizeof(hdr) + hdr.len;
 }
 
-/* A synchronous write's wait: shared with the completion, refcounted. */
+/*
+ * A sent message's fate (struct ics_send_args.done, @ctx the file): softirq,
+ * or process context under RTNL at unbind. Drops the message's reference.
+ */
+static void ics_file_sent(void *ctx, int err)
+{
+	struct ics_file *f = ctx;
+
+	if (err) {
+		atomic64_inc(&f->tx_failed);
+		atomic_set(&f->last_error, err);
+	} else {
+		atomic64_inc(&f->tx_done);
+	}
+	/* Room may have opened on the link: writers polling for it look again. */
+	wake_up_interruptible_poll(&f->wq, EPOLLOUT | EPOLLWRNORM);
+	ics_file_put(f);
+}
+
+/*
+ * A synchronous write's wait, shared with its completion and refcounted
+ * (the writer may be interrupted and leave first). Only ICS_DEV_F_SYNC
+ * writes allocate one; the others pass the file itself as the context.
+ */
 struct ics_file_sync {
 	refcount_t ref;
 	int err;
 	bool done;
 	wait_queue_head_t wq;
-};
-
-struct ics_file_sent {
 	struct ics_file *f;
-	struct ics_file_sync *sync;
 };
 
 static void ics_sync_put(struct ics_file_sync *s)
@@ -303,29 +322,16 @@ static void ics_sync_put(struct ics_file_sync *s)
 		kfree(s);
 }
 
-/* A sent message's fate (struct ics_send_args.done): softirq or RTNL. */
-static void ics_file_sent(void *ctx, int err)
+static void ics_file_sent_sync(void *ctx, int err)
 {
-	struct ics_file_sent *st = ctx;
-	struct ics_file *f = st->f;
+	struct ics_file_sync *s = ctx;
 
-	if (err) {
-		atomic64_inc(&f->tx_failed);
-		atomic_set(&f->last_error, err);
-	} else {
-		atomic64_inc(&f->tx_done);
-	}
-	if (st->sync) {
-		st->sync->err = err;
-		/* pairs with the writer's smp_load_acquire(): err is read after done */
-		smp_store_release(&st->sync->done, true);
-		wake_up(&st->sync->wq);
-		ics_sync_put(st->sync);
-	}
-	/* Room may have opened on the link: writers polling for it look again. */
-	wake_up_interruptible_poll(&f->wq, EPOLLOUT | EPOLLWRNORM);
-	kfree(st);
-	ics_file_put(f);
+	s->err = err;
+	/* pairs with the writer's smp_load_acquire(): err is read after done */
+	smp_store_release(&s->done, true);
+	wake_up(&s->wq);
+	ics_file_sent(s->f, err);
+	ics_sync_put(s);
 }
 
 static u8 ics_wire_flags(u16 flags)
@@ -347,7 +353,6 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	size_t count = iov_iter_count(from);
 	struct ics_send_args args = { .timeout = MAX_SCHEDULE_TIMEOUT, .done = ics_file_sent };
 	struct ics_file_sync *sync = NULL;
-	struct ics_file_sent *st;
 	struct ics_dev_hdr hdr;
 	int channel = READ_ONCE(f->channel);
 	int err;
@@ -370,23 +375,19 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 
 	if ((iocb->ki_filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT))
 		args.flags |= ICS_SEND_NONBLOCK;
-	st = kmalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
+	args.ctx = f;
 	if (hdr.flags & ICS_DEV_F_SYNC) {
 		sync = kmalloc(sizeof(*sync), GFP_KERNEL);
-		if (!sync) {
-			kfree(st);
+		if (!sync)
 			return -ENOMEM;
-		}
 		refcount_set(&sync->ref, 2);	/* this write and the completion */
 		sync->done = false;
 		sync->err = 0;
 		init_waitqueue_head(&sync->wq);
+		sync->f = f;
+		args.done = ics_file_sent_sync;
+		args.ctx = sync;
 	}
-	st->f = f;
-	st->sync = sync;
-	args.ctx = st;
 	refcount_inc(&f->ref);
 	err = ics_link_send_iter(ics_net(f->net), hdr.node, channel, ics_wire_flags(hdr.flags),
 				 NULL, from, hdr.len, &args, GFP_KERNEL);
@@ -397,7 +398,6 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		}
 		ics_file_put(f);
 		kfree(sync);
-		kfree(st);
 		return err;
 	}
 	WRITE_ONCE(f->blocked_node, 0);

@@ -513,7 +513,7 @@ bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len)
 
 /*
  * Queue a message whose @len bytes come from @data, from @from (a user
- * buffer: the one copy of the send side), or, with ICS_WF_TESTPAT, from
+ * buffer, copied straight into the message), or, with ICS_WF_TESTPAT, from
  * the test pattern.
  */
 int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
