@@ -21,6 +21,7 @@
 
 #include <crypto/hash.h>
 #include <linux/ktime.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "ics.h"
@@ -112,21 +113,37 @@ const char *ics_crc_driver(void)
 }
 
 /*
- * CRC32C of the header with its check field taken as 0, then @len payload
- * bytes at @payload: the value for ics_wire_hdr.check (host order).
+ * CRC32C of the frame at @skb->data: the header with its check field taken
+ * as 0, then @len payload bytes; the value for ics_wire_hdr.check (host
+ * order). The header must be linear; the payload may be in page fragments
+ * (a frame built on a message's pages, or one a NIC or veth delivered so),
+ * which are read where they are, not copied.
  */
-u32 ics_frame_crc(const struct ics_wire_hdr *h, const void *payload, unsigned int len)
+u32 ics_frame_crc(struct sk_buff *skb, unsigned int len)
 {
-	static const u8 zero[sizeof(h->check)];
+	static const u8 zero[sizeof_field(struct ics_wire_hdr, check)];
 	SHASH_DESC_ON_STACK(desc, ics_crc_tfm);
+	struct skb_seq_state st;
+	unsigned int n, done;
+	const u8 *data;
 	__le32 crc;
 
 	desc->tfm = ics_crc_tfm;
 	/* crc32c cannot fail: no keys, no allocation, synchronous. */
 	crypto_shash_init(desc);
-	crypto_shash_update(desc, (const u8 *)h, offsetof(struct ics_wire_hdr, check));
+	crypto_shash_update(desc, skb->data, offsetof(struct ics_wire_hdr, check));
 	crypto_shash_update(desc, zero, sizeof(zero));
-	crypto_shash_update(desc, payload, len);
+	if (skb_headlen(skb) >= ICS_HDR_LEN + len) {
+		crypto_shash_update(desc, skb->data + ICS_HDR_LEN, len);
+	} else {
+		/* Maps each page in turn; a block may run past the end. */
+		skb_prepare_seq_read(skb, ICS_HDR_LEN, ICS_HDR_LEN + len, &st);
+		for (done = 0; done < len && (n = skb_seq_read(done, &data, &st)); done += n) {
+			n = min(n, len - done);
+			crypto_shash_update(desc, data, n);
+		}
+		skb_abort_seq_read(&st);
+	}
 	crypto_shash_final(desc, (u8 *)&crc);
 	return le32_to_cpu(crc);
 }

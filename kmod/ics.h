@@ -261,19 +261,32 @@ struct ics_peer {
 	struct ics_link link;
 };
 
-/* A message on a link's send side; the data follows. */
+/*
+ * A message on a link's send side. Up to ICS_COPYBREAK bytes of data follow
+ * it and each frame copies its part; a larger message's data is in pages of
+ * its own (one per PAGE_SIZE bytes, @paged), and its frames carry
+ * references to them instead of copies (link_tx.c). The pages are
+ * refcounted, so a frame may outlive the message (in a qdisc, or on veth in
+ * the receiver's reassembly) and a retransmission may build it again.
+ */
+#define ICS_COPYBREAK	256
+
 struct ics_msg {
 	struct list_head list;		/* chanq.pending, then link.sent */
 	u8 channel;
 	u8 flags;			/* ICS_WF_* */
 	u8 src;				/* our node id, for the test pattern */
 	bool cut;			/* every frame built once */
+	bool paged;			/* data in pages[], not data[] */
 	u32 len;
 	u32 msg_id;
 	u32 next_off;			/* next byte to cut */
 	void (*done)(void *ctx, int err);
 	void *ctx;
-	u8 data[];			/* len bytes, unless ICS_WF_TESTPAT */
+	union {				/* neither with ICS_WF_TESTPAT */
+		DECLARE_FLEX_ARRAY(u8, data);
+		DECLARE_FLEX_ARRAY(struct page *, pages);
+	};
 };
 
 /* Header fields of a frame being built (tx.c). */
@@ -366,12 +379,12 @@ static inline bool ics_before(u32 a, u32 b)
 /* crc.c */
 int ics_crc_init(void);
 void ics_crc_exit(void);
-u32 ics_frame_crc(const struct ics_wire_hdr *h, const void *payload, unsigned int len);
+u32 ics_frame_crc(struct sk_buff *skb, unsigned int len);
 const char *ics_crc_driver(void);
 
 /* tx.c: building and sending single frames */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
-				gfp_t gfp);
+				u32 room, gfp_t gfp);
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
 u32 ics_link_mtu(const struct ics_peer *p);
 void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h, gfp_t gfp);

@@ -183,7 +183,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	struct sk_buff *skb, *s;
 	u32 bits = 0, d;
 
-	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN, GFP_ATOMIC);
+	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN, ICS_ACK_LEN, GFP_ATOMIC);
 	if (!skb)
 		return;
 	w = skb_put_zero(skb, ICS_ACK_LEN);

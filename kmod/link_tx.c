@@ -48,8 +48,13 @@
 #define ICS_RTO_BURST		32	/* frames resent at once when the RTO fires */
 #define ICS_URGENT_RESERVE	2	/* frames level 0 may send beyond cwnd */
 #define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */
-#define ICS_MSG_COST(len)	((u64)(len) + 64)	/* queue charge of a message */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
+
+/* What a message of @len bytes holds of memory: its queues' charge. */
+static u64 ics_msg_cost(u32 len)
+{
+	return (len > ICS_COPYBREAK ? PAGE_ALIGN((u64)len) : len) + 64;
+}
 
 static struct ics_txframe *ics_fr(struct ics_link *l, u32 seq)
 {
@@ -130,10 +135,20 @@ static void ics_rtx_arm(struct ics_link *l)
 	mod_timer(&l->rtx_timer, time_before(deadline, when) ? deadline : when);
 }
 
+static void ics_msg_free(struct ics_msg *m)
+{
+	u32 i;
+
+	if (m->paged)
+		for (i = 0; i < DIV_ROUND_UP(m->len, PAGE_SIZE); i++)
+			put_page(m->pages[i]);	/* frames in flight hold their own */
+	kvfree(m);
+}
+
 /* Take @m off the link's books and onto @out, to be finished. */
 static void ics_msg_retire(struct ics_link *l, struct ics_msg *m, struct list_head *out)
 {
-	u64 cost = ICS_MSG_COST(m->len);
+	u64 cost = ics_msg_cost(m->len);
 
 	l->q[m->channel].bytes -= cost;
 	l->queued_bytes -= cost;
@@ -152,7 +167,7 @@ static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
 		ics_count(in, err ? ICS_STAT_MSGS_FAILED : ICS_STAT_MSGS_DONE);
 		if (m->done)
 			m->done(m->ctx, err);
-		kvfree(m);
+		ics_msg_free(m);
 		any = true;
 	}
 	if (any)
@@ -255,6 +270,31 @@ static int ics_pick_urgent(struct ics_link *l, const struct ics_net *in)
 	return -1;
 }
 
+/*
+ * The @len bytes at @off of paged message @m as @skb's page fragments: a
+ * reference to each page, no copy. A frame's payload is under 64 KiB
+ * (frag_len is 16 bits), so it spans at most 17 pages, and MAX_SKB_FRAGS
+ * is at least 17. A NIC without scatter-gather gets the frame linearized
+ * by the core (validate_xmit_skb()).
+ */
+static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 off, u32 len)
+{
+	int i = 0;
+	u32 n;
+
+	BUILD_BUG_ON(DIV_ROUND_UP(U16_MAX, PAGE_SIZE) + 1 > MAX_SKB_FRAGS);
+	for (; len; off += n, len -= n) {
+		struct page *page = m->pages[off / PAGE_SIZE];
+
+		n = min_t(u32, len, PAGE_SIZE - offset_in_page(off));
+		get_page(page);
+		skb_fill_page_desc(skb, i++, page, offset_in_page(off), n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+	}
+}
+
 /* Build the data frame for @f (seq @seq), acknowledging what we received. */
 static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq,
 				      u8 flags)
@@ -282,15 +322,19 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 	a.ack_sess = READ_ONCE(l->rx_sess);
 	if (a.ack_sess)
 		a.ack = READ_ONCE(l->rcv_nxt) - 1;
-	skb = ics_frame_alloc(p->b, &a, f->len, GFP_ATOMIC);
+	skb = ics_frame_alloc(p->b, &a, f->len, m->paged ? 0 : f->len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
-	to = skb_put(skb, f->len);
-	if (m->flags & ICS_WF_TESTPAT)
-		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len),
-				 to, f->off, f->len);
-	else
-		memcpy(to, m->data + f->off, f->len);
+	if (m->paged) {
+		ics_frame_attach(skb, m, f->off, f->len);
+	} else {
+		to = skb_put(skb, f->len);
+		if (m->flags & ICS_WF_TESTPAT)
+			ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len),
+					 to, f->off, f->len);
+		else
+			memcpy(to, m->data + f->off, f->len);
+	}
 	skb->priority = ics_prio_tc(READ_ONCE(p->b->in->prio[m->channel]));
 	return skb;
 }
@@ -431,7 +475,7 @@ static void ics_push_after_ack(struct ics_peer *p)
 static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
 {
 	u64 cq = READ_ONCE(l->q[ch].bytes), lq = READ_ONCE(l->queued_bytes);
-	u64 cost = ICS_MSG_COST(len);
+	u64 cost = ics_msg_cost(len);
 
 	return (!cq || cq + cost <= ics_chan_queue_max) &&
 	       (!lq || lq + cost <= ics_link_queue_max);
@@ -476,8 +520,8 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 		m->src = b->node_id;
 		m->msg_id = ++l->next_msg_id[m->channel];
 		list_add_tail(&m->list, &l->q[m->channel].pending);
-		l->q[m->channel].bytes += ICS_MSG_COST(m->len);
-		l->queued_bytes += ICS_MSG_COST(m->len);
+		l->q[m->channel].bytes += ics_msg_cost(m->len);
+		l->queued_bytes += ics_msg_cost(m->len);
 		l->queued_msgs++;
 		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
 		ics_stat_inc(in->stats->node[node].tx_msgs);
@@ -512,6 +556,51 @@ bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len)
 }
 
 /*
+ * A message holding @len bytes from @data or @from (neither for the test
+ * pattern: @len 0): up to ICS_COPYBREAK inline, beyond in pages of its own.
+ * This is the send side's one copy; the frames reference these pages.
+ */
+static struct ics_msg *ics_msg_alloc(u32 len, const void *data, struct iov_iter *from,
+				     gfp_t gfp)
+{
+	u32 i, n, npages = len > ICS_COPYBREAK ? DIV_ROUND_UP(len, PAGE_SIZE) : 0;
+	struct ics_msg *m;
+
+	m = kvmalloc(npages ? struct_size(m, pages, npages) : struct_size(m, data, len), gfp);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	memset(m, 0, sizeof(*m));
+	m->len = len;		/* for ics_msg_free() on the way out */
+	if (!npages) {
+		if (from && !copy_from_iter_full(m->data, len, from))
+			goto fault;
+		if (!from && len)
+			memcpy(m->data, data, len);
+		return m;
+	}
+	m->paged = true;
+	for (i = 0; i < npages; i++) {
+		m->pages[i] = alloc_page(gfp);
+		if (!m->pages[i]) {
+			m->len = i * PAGE_SIZE;
+			ics_msg_free(m);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
+	for (i = 0; i < npages; i++) {
+		n = min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE);
+		if (!from)
+			memcpy(page_address(m->pages[i]), data + i * PAGE_SIZE, n);
+		else if (copy_page_from_iter(m->pages[i], 0, n, from) != n)
+			goto fault;
+	}
+	return m;
+fault:
+	ics_msg_free(m);
+	return ERR_PTR(-EFAULT);
+}
+
+/*
  * Queue a message whose @len bytes come from @data, from @from (a user
  * buffer, copied straight into the message), or, with ICS_WF_TESTPAT, from
  * the test pattern.
@@ -522,28 +611,18 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 {
 	long timeout = args && args->timeout ? args->timeout : ICS_SEND_TIMEOUT;
 	bool block = gfpflags_allow_blocking(gfp) && !(args && args->flags & ICS_SEND_NONBLOCK);
-	size_t copy = flags & ICS_WF_TESTPAT ? 0 : len;
 	struct ics_msg *m;
 	int err;
 
-	m = kvmalloc(struct_size(m, data, copy), gfp);
-	if (!m)
-		return -ENOMEM;
-	memset(m, 0, sizeof(*m));
+	m = ics_msg_alloc(flags & ICS_WF_TESTPAT ? 0 : len, data, from, gfp);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
 	m->channel = channel;
 	m->flags = flags;
 	m->len = len;
 	if (args) {
 		m->done = args->done;
 		m->ctx = args->ctx;
-	}
-	if (copy && from) {
-		if (!copy_from_iter_full(m->data, copy, from)) {
-			kvfree(m);
-			return -EFAULT;
-		}
-	} else if (copy) {
-		memcpy(m->data, data, copy);
 	}
 
 	for (;;) {
@@ -567,7 +646,7 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 		}
 	}
 	if (err)
-		kvfree(m);
+		ics_msg_free(m);
 	return err;
 }
 

@@ -162,12 +162,12 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	}
 }
 
-/* CRC32C of header (check taken as 0) and payload; both linear. */
-static bool ics_check_ok(const struct sk_buff *skb, u16 frag_len)
+/* CRC32C of header (check taken as 0) and payload, linear or not. */
+static bool ics_check_ok(struct sk_buff *skb, u16 frag_len)
 {
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
 
-	return ics_frame_crc(h, h + 1, frag_len) == ntohl(h->check);
+	return ics_frame_crc(skb, frag_len) == ntohl(h->check);
 }
 
 static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)
@@ -222,10 +222,11 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		bad = ICS_STAT_RX_BAD_LEN;
 		goto bad;
 	}
-	/* The checksum first: no other field means anything before it holds. */
-	if (skb_headlen(skb) < ICS_HDR_LEN + frag_len && skb_linearize(skb))
-		goto drop;
-	h = (const struct ics_wire_hdr *)skb->data;
+	/*
+	 * The checksum first: no other field means anything before it holds.
+	 * The payload stays where the NIC put it (page fragments are read in
+	 * place): the only copy on receive is the reader's.
+	 */
 	if (!ics_check_ok(skb, frag_len)) {
 		ics_count_crc_error(b, skb);
 		bad = ICS_STAT_RX_BAD_CHECK;

@@ -109,6 +109,15 @@ bool ics_pattern_check(struct sk_buff *skb, u32 seed, u32 msg_off)
 	return ok && off == skb->len;
 }
 
+/* The first (up to 16) of @own bytes of @skb, linear or not, at @off. */
+static bool ics_pattern_check_start(const struct sk_buff *skb, u32 own, u32 seed, u32 off)
+{
+	u8 buf[16];
+	u32 n = min_t(u32, own, sizeof(buf));
+
+	return !skb_copy_bits(skb, 0, buf, n) && ics_pattern_cmp(seed, buf, off, n);
+}
+
 /*
  * A reassembled message whose fragments each verified as they came: check
  * that the join put them in order, by the first bytes of each piece (the
@@ -121,11 +130,10 @@ bool ics_pattern_check_joined(struct sk_buff *skb, u32 seed)
 
 	skb_walk_frags(skb, frag)
 		off -= frag->len;	/* the head's own bytes */
-	if (!ics_pattern_cmp(seed, skb->data, 0, min_t(u32, skb_headlen(skb), 16)))
+	if (!ics_pattern_check_start(skb, off, seed, 0))
 		return false;
 	skb_walk_frags(skb, frag) {
-		if (skb_headlen(frag) &&
-		    !ics_pattern_cmp(seed, frag->data, off, min_t(u32, skb_headlen(frag), 16)))
+		if (!ics_pattern_check_start(frag, frag->len, seed, off))
 			return false;
 		off += frag->len;
 	}

@@ -13,15 +13,18 @@
 
 #include "ics.h"
 
-/* Header plus room for @n payload bytes, which the caller writes. */
+/*
+ * Header for @n payload bytes, with linear room for @room of them (@n, or 0
+ * for a payload in page fragments), which the caller adds.
+ */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
-				gfp_t gfp)
+				u32 room, gfp_t gfp)
 {
 	struct net_device *dev = b->dev;
 	struct ics_wire_hdr *h;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(dev) + ICS_HDR_LEN + n + dev->needed_tailroom, gfp);
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + ICS_HDR_LEN + room + dev->needed_tailroom, gfp);
 	if (!skb) {
 		ics_count(b->in, ICS_STAT_TX_ERRORS);
 		return NULL;
@@ -49,8 +52,8 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 }
 
 /*
- * Seal (CRC32C over header and payload, which must be linear and complete)
- * and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
+ * Seal (CRC32C over header and payload; the header linear, the payload
+ * linear or in page fragments) and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
  * priority qdisc on the NIC keeps urgent frames ahead of bulk ones too.
  */
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio)
@@ -59,7 +62,7 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 	unsigned int len = skb->len;
 	int err;
 
-	h->check = htonl(ics_frame_crc(h, h + 1, len - ICS_HDR_LEN));
+	h->check = htonl(ics_frame_crc(skb, len - ICS_HDR_LEN));
 	skb->dev = b->dev;
 	skb->protocol = htons(ICS_ETH_P);
 	skb->priority = prio;
@@ -115,7 +118,7 @@ void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h,
 		if (!p)
 			return;
 	}
-	skb = ics_frame_alloc(b, &a, ICS_HELLO_LEN, gfp);
+	skb = ics_frame_alloc(b, &a, ICS_HELLO_LEN, ICS_HELLO_LEN, gfp);
 	if (!skb)
 		return;
 	skb_put_data(skb, h, ICS_HELLO_LEN);
@@ -134,7 +137,7 @@ void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess)
 		.dst = node,
 		.sess = sess,
 	};
-	struct sk_buff *skb = ics_frame_alloc(b, &a, 0, GFP_ATOMIC);
+	struct sk_buff *skb = ics_frame_alloc(b, &a, 0, 0, GFP_ATOMIC);
 
 	if (skb && !ics_frame_xmit(b, skb, addr, TC_PRIO_CONTROL))
 		ics_count(b->in, ICS_STAT_TX_RESETS);
