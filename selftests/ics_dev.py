@@ -14,9 +14,14 @@ change there that breaks user space breaks this too.
                           then; wait (stdin line "go") for it to come back
   queue PEER N MARK       have N echo answers queued, touch MARK, wait for
                           stdin "read" (all N read back whole) or "close"
+  data-send PEER N        N messages of DATA_SIZES (cycled) whose bytes are
+                          data_bytes(i, size)
+  data-recv PEER N MARK   bind TEST, touch MARK, read N messages from PEER:
+                          each must be, byte for byte, what data-send sent
 """
 import errno
 import fcntl
+import hashlib
 import os
 import select
 import struct
@@ -244,9 +249,48 @@ def cmd_queue(peer, n, mark):
     expect("write to the departed peer", errno.EHOSTDOWN, send, fd, peer, b"x")
 
 
+# Sizes either side of the copybreak (256: data inside the message) and of
+# page and frame boundaries (the frames of larger messages reference the
+# message's pages), up to 1 MiB.
+DATA_SIZES = [0, 1, 255, 256, 257, 4095, 4096, 4097, 8191, 8192, 8193, 1400, 1401,
+              9000, 12289, 65535, 65536, 65537, 200003, 1 << 20]
+
+
+def data_bytes(i, size):
+    """Message i's bytes: SHAKE-128 of its number, so every byte differs."""
+    return hashlib.shake_128(b"ics-data-%d" % i).digest(size) if size else b""
+
+
+def cmd_data_send(peer, n):
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    for i in range(n):
+        send(fd, peer, data_bytes(i, DATA_SIZES[i % len(DATA_SIZES)]))
+
+
+def cmd_data_recv(peer, n, mark):
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", 64 << 20))
+    open(mark, "w").close()
+    for i in range(n):
+        if not wait_readable(fd, 120):
+            fail("message %d of %d: nothing within 120 s" % (i, n))
+            return
+        ln, node, ch, data = recv(fd)
+        want = data_bytes(i, DATA_SIZES[i % len(DATA_SIZES)])
+        if node != peer or ch != ICS_CH_TEST or data != want:
+            at = next((k for k in range(min(len(data), len(want))) if data[k] != want[k]),
+                      min(len(data), len(want)))
+            fail("message %d from node %d: %d bytes, want %d from node %d; first "
+                 "difference at byte %d" % (i, node, len(data), len(want), peer, at))
+            return
+
+
 def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
-            "fill": (cmd_fill, 1), "queue": (cmd_queue, 3)}
+            "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 2),
+            "data-recv": (cmd_data_recv, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
