@@ -6,6 +6,13 @@
 
 log() { echo "bench: $*"; }
 
+# ics's module parameters for the transport runs: the sender's queue per
+# channel at 4 MiB, the default largest send buffer of TCP (tcp_wmem), so
+# that a stream's data waits in comparable buffers. The default (32 MiB,
+# made to take 16 MiB messages) holds 262144 64-byte messages, whose
+# draining at the end of a run would outlast the run.
+ICS_PARAMS="chan_queue_max=$((4 << 20))"
+
 # ns_pair NS_A NS_B DEV_A DEV_B MTU: two network namespaces joined by one
 # veth pair, 10.77.0.1 on DEV_A and 10.77.0.2 on DEV_B.
 ns_pair()

@@ -3,15 +3,17 @@
 """The transports' report of `make bench` (run on the host by scripts/bench.sh
 after the VM, on the JSON lines scripts/bench-transports.sh wrote).
 
-  bench-report.py [--kver K] [--date D] [--rev R] [--accel A] [--wall S]
-                  [--out DIR] TRANSPORTS.jsonl
+  bench-report.py [--layout a|b] [--kver K] [--date D] [--rev R] [--accel A]
+                  [--wall S] [--out DIR] TRANSPORTS.jsonl
 
+Layout a: one VM, two namespaces, one veth; b: two VMs, one virtio NIC.
 Writes DIR/DATE-KVER-a.csv (one row per mtu, transport, test, size and
 rate: the median, min and max over the repetitions of p50, p90, p99,
 msgs/s, MB/s and CPU per message), DATE-KVER-a.md (tables per MTU, each
 figure also as a ratio to the raw-frame floor and to TIPC, and whether the
 targets below are met), DATE-KVER-a.jsonl (the raw lines) and, with
-matplotlib, DATE-KVER-a-{rtt-vs-size,throughput-vs-size,latency-vs-load}.png.
+matplotlib, DATE-KVER-a-{rtt-vs-size,throughput-vs-size,latency-vs-load}.png
+(-b- for layout b).
 A transport that did not run shows as "—". Prints the Markdown.
 """
 import argparse
@@ -42,7 +44,7 @@ METRICS = ["p50_us", "p90_us", "p99_us", "msgs_s", "mb_s", "cpu_us_per_msg", "se
 # for every size both have, "le" (A <= factor * B) or "ge"). Decided on the
 # spreads: met if every repetition of A beats every one of B (scaled);
 # not met if none does; otherwise the spreads overlap and it is not decided.
-TARGETS = [
+TARGETS_A = [
     ("ics-user 64 B round trip p50 ≤ 1.10 × the raw-frame floor",
      "rr", "p50_us", "ics-user", "packet", 1.10, [64], "le"),
     ("ics-user 64 B round trip p50 ≤ 0.90 × UDP",
@@ -56,6 +58,20 @@ TARGETS = [
     ("statistics cost ≤ 2 % of the ics-kernel 64 KiB stream",
      "stream", "mb_s", "ics-kernel", "ics-kernel-nostats", 0.98, [65536], "ge"),
 ]
+TARGETS_B = [
+    ("ics-user round trip p50 ≤ TCP at every size",
+     "rr", "p50_us", "ics-user", "tcp", 1.00, None, "le"),
+    ("ics-user 64 KiB stream ≥ 0.9 × TCP",
+     "stream", "mb_s", "ics-user", "tcp", 0.90, [65536], "ge"),
+    ("ics-user 64 KiB stream ≥ 1.2 × TIPC",
+     "stream", "mb_s", "ics-user", "tipc", 1.20, [65536], "ge"),
+]
+TARGETS = TARGETS_A
+# Layout b: the round trip time ics adds above the raw-frame floor at most
+# 0.75 x what TIPC adds above it, per repetition (the transports of one
+# repetition ran back to back), at these sizes.
+ADDED_FACTOR = 0.75
+ADDED_SIZES = [64]
 
 
 def load(path):
@@ -177,6 +193,47 @@ def target_lines(agg, mtu, sizes_of):
             if bad and len(bad) > len(show):
                 detail += "; and %d more sizes" % (len(bad) - len(show))
         out.append("- %s: **%s** — %s" % (text, verdict, detail))
+    return out
+
+
+def per_rep(runs, mtu, t, test, size, metric):
+    """{rep: value} of METRIC at SIZE over the repetitions of one transport."""
+    out = {}
+    for line in runs.get((mtu, t, test)) or []:
+        for res in line["data"].get("results") or []:
+            if res.get("size") == size and res.get(metric) is not None:
+                out[line["rep"]] = res[metric]
+    return out
+
+
+def added_lines(runs, mtu):
+    """Layout b: what ics adds to the floor's round trip against what TIPC adds."""
+    out = []
+    for t in ("ics-user", "ics-kernel"):
+        for s in ADDED_SIZES:
+            f, a, b = (per_rep(runs, mtu, x, "rr", s, "p50_us") for x in ("packet", t, "tipc"))
+            reps = sorted(set(f) & set(a) & set(b))
+            text = ("%s round trip p50 above the raw-frame floor ≤ %.2f × TIPC's, %s"
+                    % (LABEL[t], ADDED_FACTOR, size_label(s)))
+            if not reps:
+                out.append("- %s: **not measured** — the floor, %s or TIPC did not run"
+                           % (text, LABEL[t]))
+                continue
+            ai = [a[r] - f[r] for r in reps]
+            at = [b[r] - f[r] for r in reps]
+            if max(ai) <= ADDED_FACTOR * min(at):
+                verdict = "met"
+            elif min(ai) > ADDED_FACTOR * max(at):
+                verdict = "not met"
+            else:
+                verdict = "not decided (spreads overlap)"
+            med = lambda v: statistics.median(v)
+            out.append("- %s%s: **%s** — per repetition, %s adds %s (%s–%s) µs, TIPC %s (%s–%s) "
+                       "µs; ratio of the medians %.2f" % (
+                           text, "" if t == "ics-user" else " (for reference)", verdict,
+                           LABEL[t], fmt(med(ai)), fmt(min(ai)), fmt(max(ai)),
+                           fmt(med(at)), fmt(min(at)), fmt(max(at)),
+                           med(ai) / med(at) if med(at) else float("nan")))
     return out
 
 
@@ -371,7 +428,13 @@ def main():
     ap.add_argument("--wall", default=None)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "..", "bench", "results"))
+    ap.add_argument("--layout", choices=["a", "b"], default="a")
     args = ap.parse_args()
+    global LAYOUT, TARGETS
+    LAYOUT = args.layout
+    if LAYOUT == "b":
+        TARGETS = TARGETS_B
+        LABEL["tipc"] = "TIPC"
 
     meta, frames, runs, errors = load(args.jsonl)
     agg = aggregate(runs)
@@ -383,7 +446,7 @@ def main():
     if not (os.path.exists(raw) and os.path.samefile(args.jsonl, raw)):
         shutil.copyfile(args.jsonl, raw)
     write_csv(agg, os.path.join(args.out, stem + ".csv"))
-    pngs, noplot = plots(agg, mtus, args.out, stem)
+    pngs, noplot = plots(agg, mtus, args.out, stem) if mtus else ([], "no results: no plots")
 
     def sizes_of(test, mtu=None):
         return sorted({k[3] for k in agg if k[2] == test and (mtu is None or k[0] == mtu)})
@@ -401,7 +464,10 @@ def main():
     reps = meta.get("reps", max((a["reps"] for a in agg.values()), default=0))
     unavail = {k: v for k, v in (meta.get("unavailable") or {}).items() if v}
 
-    md = ["# Transports side by side, layout (a): one VM, two namespaces, one veth", ""]
+    if LAYOUT == "a":
+        md = ["# Transports side by side, layout (a): one VM, two namespaces, one veth", ""]
+    else:
+        md = ["# Transports side by side, layout (b): two VMs, one dedicated virtio NIC", ""]
     md += [
         "- command: `make bench` (scripts/bench.sh; the transport part is "
         "scripts/bench-transports.sh, this report scripts/bench-report.py)",
@@ -410,19 +476,26 @@ def main():
         "- guest kernel: %s, %s vCPUs, %s (virtme-ng)%s" % (
             meta.get("kernel", args.kver), meta.get("cpus", "?"), args.accel,
             "; VM wall time %s s" % args.wall if args.wall else ""),
-        "- transport runs: %s s (estimated beforehand: %s s)" % (
-            meta.get("elapsed_s", "?"), meta.get("estimated_s", "?")),
+        "- transport runs: %s s (estimated beforehand: %s s); ics module parameters: %s" % (
+            meta.get("elapsed_s", "?"), meta.get("estimated_s", "?"),
+            meta.get("ics_params") or "defaults"),
         "- %s repetitions, transports interleaved in each (%s); %s s per size (and per rate); "
-        "%s (client in one namespace, server in the other); every figure is the median "
+        "%s (%s); every figure is the median "
         "over the repetitions, with the spread (min–max) in brackets" % (
             reps, " ".join(meta.get("order", TRANSPORTS)), meta.get("secs", "?"),
-            meta.get("pinning", "pinning unknown")),
+            meta.get("pinning", "pinning unknown"),
+            "client in one namespace, server in the other" if LAYOUT == "a" else
+            "client in one VM, servers in the other, each VM 1 vCPU; the NIC is qemu's "
+            "virtio-net on its dgram backend (a UDP datagram per frame between the two qemus "
+            "on 127.0.0.1: no offloads, and a frame is lost when the receiving qemu's socket "
+            "buffer is full); one pair of VMs booted per MTU"),
         "- round trip: one SIZE-byte request answered by SIZE bytes, one at a time, timed in "
         "user space by the client (ics-kernel: in the kernel); p50/p99 over every round trip "
         "of the run. stream: SIZE-byte messages sent as fast as the sender can, counted by "
         "the receiver (MB/s of message payload received, over the receiver's first to last "
-        "arrival). CPU per message: the whole VM's non-idle time (both ends) over the "
-        "messages; see the notes for how each tool measures it",
+        "arrival). CPU per message: the whole VM's non-idle time (%s) over the "
+        "messages; see the notes for how each tool measures it" % (
+            "both ends" if LAYOUT == "a" else "the client's VM; icsperf adds its server's"),
     ]
     if args.accel != "KVM":
         md.append("- the VM is emulated (TCG): absolute figures are the emulator's; the "
@@ -430,11 +503,15 @@ def main():
     for k, v in sorted(unavail.items()):
         md.append("- not measured: %s (%s)" % ({"ics": "ics-user, ics-kernel",
                                                 "tipc": "TIPC"}.get(k, k), v))
-    if frames:
+    if frames and LAYOUT == "b":
+        md += ["", "Here TIPC's peer is another kernel: every message crosses the NIC, as "
+               "the packets it carried (both directions) during one short run each show:", ""]
+    elif frames:
         md += ["", "TIPC between two namespaces of one kernel hands messages across directly "
                "instead of over its Ethernet bearer, so its figures are not veth figures "
                "(\"TIPC same-host\"). Packets the veth carried (both directions; a GSO "
                "segment counts once) during one short run each:", ""]
+    if frames:
         rows = []
         for f in sorted(frames, key=lambda f: (-f["mtu"], f["data"]["of_test"], f["transport"])):
             d = f["data"]
@@ -442,7 +519,8 @@ def main():
                          size_label(d["size"]), str(d["msgs"]), str(d["veth_frames"]),
                          "%.2f" % d["frames_per_msg"], str(d.get("idle_frames", "—"))])
         md += table(["MTU", "transport", "test", "size", "messages (rr: round trips)",
-                     "veth packets", "per message", "packets in as long idle"], rows)
+                     "veth packets" if LAYOUT == "a" else "NIC packets", "per message",
+                     "packets in as long idle"], rows)
         gso = [f for f in frames if f["transport"] == "tcp" and f["data"]["of_test"] == "stream"
                and f["data"]["frames_per_msg"] < f["data"]["size"] / f["mtu"]]
         if gso:
@@ -458,6 +536,8 @@ def main():
     for mtu in mtus:
         md += ["", "## MTU %d" % mtu, "", "### Targets", ""]
         md += target_lines(agg, mtu, lambda test: sizes_of(test, mtu))
+        if LAYOUT == "b":
+            md += added_lines(runs, mtu)
         md += section(agg, mtu, "rr", "p50_us", "Round trip p50 (µs)", present,
                       sizes_of("rr", mtu))
         md += section(agg, mtu, "rr", "p99_us", "Round trip p99 (µs)", present,

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every transport, at the same sizes and for the same time, back to back in
-# one VM boot (run inside the VM by scripts/bench-guest.sh; layout "a": two
-# network namespaces of one kernel joined by one veth pair):
+# one VM boot. Layout "a" (run inside the VM by scripts/bench-guest.sh): two
+# network namespaces of one kernel joined by one veth pair. Layout "b"
+# (BENCH_LAYOUT=b, run in the client VM by scripts/bench-b-guest.sh, which
+# has set up the link and the servers in the other VM): the client's root
+# namespace, the dedicated NIC BENCH_DEV, the transports BENCH_AVAIL:
 #
 #   packet      raw AF_PACKET frames (ethertype 0x88B6): the path's floor
 #   udp, tcp    bench-peer over IPv4 on the veth
@@ -28,7 +31,7 @@
 #
 # Usage: bench-transports.sh RESDIR (RESDIR/stage as for bench-guest.sh).
 # Output: one JSON line per (mtu, transport, test, rep) in
-# RESDIR/transports.jsonl: {"layout": "a", "mtu", "transport", "test",
+# RESDIR/transports.jsonl: {"layout": "a" or "b", "mtu", "transport", "test",
 # "rep", "data": the tool's JSON object (null on failure, with "error")};
 # plus "veth-frames" lines (rep 0) and "meta" lines.
 #
@@ -48,6 +51,8 @@ res=$1
 stage=$res/stage
 # shellcheck source=/dev/null
 [ -r "$stage/env" ] && . "$stage/env"
+# Layout b: one MTU per boot of the VM pair; the client alone in its VM.
+[ "${BENCH_LAYOUT:-a}" = b ] && BENCH_MTUS=$BENCH_B_MTU BENCH_PIN="0 0"
 export PATH=$stage:$PATH
 # shellcheck source=bench-lib.sh
 . "$stage/bench-lib.sh"
@@ -65,11 +70,19 @@ ORDER=${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}
 # Client's and server's vCPU: different ones, so that each message crosses
 # CPUs as it does between two real processes.
 read -r CCPU SCPU <<< "${BENCH_PIN:-0 1}"
-A=bt-a B=bt-b
+LAYOUT=${BENCH_LAYOUT:-a}
+A=bt-a B=bt-b DEV_A=va
+[ "$LAYOUT" = b ] && DEV_A=$BENCH_DEV
 out=$res/transports.jsonl
 tmp=$res/transports.tmp
 servers=()
 t_start=$SECONDS
+
+# "${IN_A[@]}" CMD...: CMD on the client's side (layout a: in namespace
+# bt-a). An array, not a function, so that timeout can run it.
+IN_A=(ip netns exec $A)
+[ "$LAYOUT" = b ] && IN_A=()
+in_a() { "${IN_A[@]}" "$@"; }
 
 # A JSON list of the numbers in a comma list.
 jlist() { echo "[$1]"; }
@@ -78,7 +91,7 @@ count() { local IFS=,; set -- $1; echo $#; }
 # meta JSON: a "meta" line (run parameters, availability, time).
 meta()
 {
-	jq -nc --argjson d "$1" '{layout: "a", test: "meta", data: $d}' >> "$out"
+	jq -nc --argjson d "$1" --arg l "$LAYOUT" '{layout: $l, test: "meta", data: $d}' >> "$out"
 }
 
 # record MTU TRANSPORT TEST REP RC: the run's JSON (in $tmp.out) as a line.
@@ -86,15 +99,15 @@ record()
 {
 	local mtu=$1 t=$2 test=$3 rep=$4 rc=$5 line
 	if [ "$rc" = 0 ] && line=$(jq -ce --argjson mtu "$mtu" --arg t "$t" --arg test "$test" \
-		--argjson rep "$rep" '{layout: "a", mtu: $mtu, transport: $t, test: $test,
+		--argjson rep "$rep" --arg l "$LAYOUT" '{layout: $l, mtu: $mtu, transport: $t, test: $test,
 		rep: $rep, data: .}' "$tmp.out" 2>/dev/null); then
 		echo "$line" >> "$out"
 		summary "$mtu" "$t" "$test" "$rep"
 		return 0
 	fi
 	jq -nc --argjson mtu "$mtu" --arg t "$t" --arg test "$test" --argjson rep "$rep" \
-		--arg err "rc $rc: $(tail -c 600 "$tmp.err")" \
-		'{layout: "a", mtu: $mtu, transport: $t, test: $test, rep: $rep, data: null,
+		--arg err "rc $rc: $(tail -c 600 "$tmp.err")" --arg l "$LAYOUT" \
+		'{layout: $l, mtu: $mtu, transport: $t, test: $test, rep: $rep, data: null,
 		error: $err}' >> "$out"
 	log "$t $test (mtu $mtu, rep $rep) failed, rc $rc: $(tail -n 3 "$tmp.err" | tr '\n' ' ')"
 }
@@ -121,7 +134,7 @@ run()
 	rr-load) sizes=$LOAD_SIZE ;;
 	esac
 	case $t/$test in
-	packet/*) cmd=(bench-peer "$test" packet -i va -m "$mac_b") ;;
+	packet/*) cmd=(bench-peer "$test" packet -i "$DEV_A" -m "$mac_b") ;;
 	udp/* | tcp/*) cmd=(bench-peer "$test" "$t" -H 10.77.0.2) ;;
 	tipc/*) cmd=(bench-peer "$test" tipc -p 1) ;;
 	ics-user/rr) cmd=(icsperf lat 2) ;;
@@ -137,13 +150,13 @@ run()
 	n=$(count "$sizes")
 	[ "$test" = rr-load ] && { cmd+=(-r "$RATES"); n=$(count "$RATES"); }
 	# Generous: a lost round trip waits 1 s, a stream's end up to 5 s.
-	timeout -k 5 $((n * 8 + 60)) ip netns exec $A taskset -c "$CCPU" "${cmd[@]}" \
+	timeout -k 5 $((n * 8 + 60)) "${IN_A[@]}" taskset -c "$CCPU" "${cmd[@]}" \
 		> "$tmp.out" 2> "$tmp.err"
 	rc=$?
 	record "$mtu" "$label" "$test" "$rep" "$rc"
 }
 
-veth_frames() { ip -n $A -s -j link show va | jq '.[0].stats64 | .tx.packets + .rx.packets'; }
+veth_frames() { in_a ip -s -j link show "$DEV_A" | jq '.[0].stats64 | .tx.packets + .rx.packets'; }
 
 # count_frames MTU TRANSPORT TEST SIZE: how many frames the veth carried
 # during one short run, against the messages the run moved; and, as the
@@ -160,8 +173,8 @@ count_frames()
 	sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 	f2=$(veth_frames)
 	line=$(jq -c --argjson mtu "$mtu" --arg t "$t" --arg test "$test" --argjson f $((f1 - f0)) \
-		--argjson idle $((f2 - f1)) \
-		'{layout: "a", mtu: $mtu, transport: $t, test: "veth-frames", rep: 0,
+		--argjson idle $((f2 - f1)) --arg l "$LAYOUT" \
+		'{layout: $l, mtu: $mtu, transport: $t, test: "veth-frames", rep: 0,
 		data: {of_test: $test, size: .results[0].size, msgs: .results[0].msgs,
 		veth_frames: $f, idle_frames: $idle,
 		frames_per_msg: ($f / ([.results[0].msgs, 1] | max))}}' \
@@ -179,7 +192,7 @@ run_quiet()
 	tcp) cmd=(bench-peer "$2" tcp -H 10.77.0.2) ;;
 	tipc) cmd=(bench-peer "$2" tipc -p 1) ;;
 	esac
-	timeout -k 5 60 ip netns exec $A taskset -c "$CCPU" "${cmd[@]}" -s "$sizes" -l "$SECS" -j \
+	timeout -k 5 60 "${IN_A[@]}" taskset -c "$CCPU" "${cmd[@]}" -s "$sizes" -l "$SECS" -j \
 		> "$tmp.out" 2> "$tmp.err"
 }
 
@@ -203,6 +216,7 @@ teardown()
 		wait "$p" 2>/dev/null
 	done
 	servers=()
+	[ "$LAYOUT" = a ] || return 0
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
 }
@@ -211,6 +225,15 @@ teardown()
 setup()
 {
 	local mtu=$1 t
+	if [ "$LAYOUT" = b ]; then
+		# The other VM serves (scripts/bench-b-guest.sh set both ends up).
+		mac_b=$BENCH_PEER_MAC
+		avail=$BENCH_AVAIL
+		case " $avail " in *" ics-"*)
+			log "ics crc32c driver: $(icsctl show -j | jq -r .crc32c_driver)" ;;
+		esac
+		return 0
+	fi
 	ns_pair $A $B va vb "$mtu" || return 1
 	mac_b=$(ip -n $B -j link show vb | jq -r '.[0].address')
 	avail=
@@ -259,13 +282,21 @@ estimate()
 
 # What cannot run, and why (recorded in the meta line).
 no_tipc= why_tipc= no_ics= why_ics=
-if ! modprobe tipc 2>/dev/null || ! command -v tipc >/dev/null; then
+if [ "$LAYOUT" = a ] && { ! modprobe tipc 2>/dev/null || ! command -v tipc >/dev/null; }; then
 	no_tipc=1 why_tipc="modprobe tipc or the tipc tool failed"
 fi
 if ! command -v icsperf >/dev/null; then
 	no_ics=1 why_ics="icsperf not built (user/icsperf)"
-elif [ ! -d /sys/module/ics ] && ! insmod "$stage/ics.ko"; then
+elif [ "$LAYOUT" = a ] && { ! { [ ! -d /sys/module/ics ] || rmmod ics; } ||
+	! insmod "$stage/ics.ko" $ICS_PARAMS; }; then
 	no_ics=1 why_ics="insmod ics.ko failed"
+fi
+if [ "$LAYOUT" = b ]; then
+	case " $BENCH_AVAIL " in *" tipc "*) ;; *) why_tipc="no TIPC link between the VMs" ;; esac
+	case " $BENCH_AVAIL " in *" ics-"*) ;; *) why_ics="ics not up between the VMs" ;; esac
+	pin="client VM vCPU $CCPU, servers in the other VM"
+else
+	pin="client taskset -c $CCPU, server taskset -c $SCPU"
 fi
 [ -n "$no_tipc" ] && log "transports: no TIPC: $why_tipc"
 [ -n "$no_ics" ] && log "transports: no ics: $why_ics"
@@ -278,11 +309,11 @@ meta "$(jq -nc --arg mtus "$MTUS" --argjson reps "$REPS" --argjson secs "$SECS" 
 	--argjson rates "$(jlist "$RATES")" --argjson ls "$LOAD_SIZE" --arg order "$ORDER" \
 	--arg kernel "$(uname -r)" --argjson cpus "$(nproc)" --argjson est "$est" \
 	--arg no_tipc "$why_tipc" --arg no_ics "$why_ics" \
-	--arg pin "client taskset -c $CCPU, server taskset -c $SCPU" \
+	--arg pin "$pin" --arg icsp "$ICS_PARAMS" \
 	'{mtus: ($mtus | split(" ") | map(select(. != "") | tonumber)), reps: $reps, secs: $secs,
 	sizes: $sizes, stream_sizes: $ss, rates: $rates, load_size: $ls,
 	order: ($order | split(" ") | map(select(. != ""))), kernel: $kernel, cpus: $cpus,
-	pinning: $pin, estimated_s: $est,
+	pinning: $pin, estimated_s: $est, ics_params: $icsp,
 	unavailable: {tipc: $no_tipc, ics: $no_ics}}')"
 
 # ics_swap KO: unbind both members, replace the module, bind again, and
@@ -293,7 +324,7 @@ ics_swap()
 	ip netns exec $B icsctl unbind >/dev/null
 	kill "$ics_server" 2>/dev/null
 	wait "$ics_server" 2>/dev/null
-	rmmod ics && insmod "$1" && ics_pair $A $B va vb || return 1
+	rmmod ics && insmod "$1" $ICS_PARAMS && ics_pair $A $B va vb || return 1
 	start_server ics icsperf server
 	ics_server=$!
 	sleep 1
@@ -308,6 +339,8 @@ stats_cost()
 {
 	local mtu=$1 rep ko tag t
 	[ -r "$stage/ics-nostats.ko" ] || { log "no ics-nostats.ko: accounting cost not measured"; return; }
+	# Swapping modules in both VMs is not worth it: layout a measures it.
+	[ "$LAYOUT" = a ] || return 0
 	case " $avail " in *" ics-user "*) ;; *) return ;; esac
 	log "accounting cost at MTU $mtu: streams of $STATS_SIZE B, with and without statistics"
 	for rep in $(seq "$REPS"); do

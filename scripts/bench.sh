@@ -13,6 +13,10 @@
 # and PNG plots next to them. Without user/icsperf the ics transports are
 # skipped (and shown as "—").
 #
+# Then layout b (scripts/bench-b.sh): the same transport runs between two
+# VMs joined by one virtio NIC, where TIPC's peer is another kernel; the
+# report goes to bench/results/DATE-KVER-b.*.
+#
 # Environment:
 #   BENCH_KVER        kernel (default: the installed 6.12.*-amd64)
 #   BENCH_MTUS        veth MTUs, one run each (default "9000 1500")
@@ -27,6 +31,8 @@
 #   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN, BENCH_STATS_SIZE
 #                     the transport runs (see scripts/bench-transports.sh;
 #                     5 repetitions of 0.5 s per point by default)
+#   BENCH_LAYOUTS     "a b" (default): (a) one VM, two namespaces, one veth;
+#                     (b) two VMs, one dedicated virtio NIC (scripts/bench-b.sh)
 #   BENCH_RESULTS_DIR where the transport report goes (default bench/results)
 #   BENCH_TIMEOUT     seconds before the VM is killed (default 5400)
 #   ICS_KVM=1         use KVM instead of TCG, where KVM works
@@ -96,7 +102,13 @@ accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
 date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-echo "bench: booting $kver (${accel:-KVM}), results in ${res#$root/}"
+LAYOUTS=${BENCH_LAYOUTS:-a b}
+py=python3
+if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+	py=/usr/bin/python3
+fi
+if [[ " $LAYOUTS " == *" a "* ]]; then
+echo "bench: layout a: booting $kver (${accel:-KVM}), results in ${res#$root/}"
 t0=$SECONDS
 timeout --foreground -k 30 "${BENCH_TIMEOUT:-5400}" \
 	vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 2 --memory 2G \
@@ -253,13 +265,24 @@ PYEOF
 # python3-matplotlib serves /usr/bin/python3, which need not be the
 # python3 first on PATH.
 if [ -s "$res/transports.jsonl" ]; then
-	py=python3
-	if ! python3 -c 'import matplotlib' 2>/dev/null &&
-		/usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-		py=/usr/bin/python3
-	fi
 	"$py" "$root/scripts/bench-report.py" --kver "$kver" --accel="${accel:-KVM}" \
 		--rev "$rev" --date "$date_utc" --wall "$wall" \
 		--out "${BENCH_RESULTS_DIR:-$root/bench/results}" "$res/transports.jsonl" ||
 		{ echo "bench: bench-report.py failed" >&2; exit 1; }
+fi
+fi	# layout a
+
+# Layout b: two VMs, one dedicated virtio NIC (scripts/bench-b.sh).
+if [[ " $LAYOUTS " == *" b "* ]]; then
+	t0=$SECONDS
+	BENCH_MTUS=${BENCH_MTUS:-9000 1500} bash "$root/scripts/bench-b.sh" "$res" "$kver"
+	brc=$?
+	wall=$((SECONDS - t0))
+	if [ -s "$res/transports-b.jsonl" ]; then
+		"$py" "$root/scripts/bench-report.py" --layout b --kver "$kver" \
+			--accel="${accel:-KVM}" --rev "$rev" --date "$date_utc" --wall "$wall" \
+			--out "${BENCH_RESULTS_DIR:-$root/bench/results}" "$res/transports-b.jsonl" ||
+			{ echo "bench: bench-report.py (layout b) failed" >&2; exit 1; }
+	fi
+	[ $brc = 0 ] || { echo "bench: layout b did not complete" >&2; exit 1; }
 fi
