@@ -373,8 +373,12 @@ static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32
 		out = 1;
 		done = sent;
 	}
+	/*
+	 * Without a window the closing answer waits behind everything queued
+	 * (up to chan_queue_max), which a slow link takes long to drain.
+	 */
 	for (; out; out--) {
-		err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, 10000);
+		err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, o.window ? 10000 : 60000);
 		if (err)
 			die_errno("stream", -err);
 		if (o.window)
