@@ -186,8 +186,10 @@ struct ics_link {
 	u32 cwnd, ssthresh;
 	u32 round_end;			/* a round trip ends when snd_una passes it */
 	u32 round_sum_us, round_n;	/* RTT samples in this round */
-	u32 min_rtt_us;			/* least RTT sample, renewed every 10 s */
-	unsigned long min_rtt_stamp;
+	u32 round_base_us;		/* sum of those samples' min_rtt_us */
+	/* least RTT sample of small and of big frames, renewed every 10 s */
+	u32 min_rtt_us[2];
+	unsigned long min_rtt_stamp[2];
 	u32 srtt_us, rttvar_us, rto_ms;
 	u32 peer_mtu;			/* from its hello; 0 = unknown */
 	u32 next_msg_id[ICS_CHANNELS];	/* per channel: ids are in order there */

@@ -18,7 +18,7 @@
  */
 #include "ics.h"
 
-#define ICS_ACK_EVERY	2
+#define ICS_ACK_EVERY	4
 
 /*
  * Forget the peer's session: partial messages and held frames go. The ids of

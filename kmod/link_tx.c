@@ -40,13 +40,14 @@
 #define ICS_RTO_MIN_MS		8
 #define ICS_RTO_MAX_MS		1000
 #define ICS_CWND_INIT		16
-#define ICS_CWND_MIN		4	/* two acks per window: one may be lost */
+#define ICS_CWND_MIN		8	/* two acks per window: one may be lost */
 #define ICS_VEGAS_ALPHA		1	/* frames queued in the path: grow below */
 #define ICS_VEGAS_BETA		3	/* shrink above */
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
 #define ICS_STARVE		32	/* frames a waiting level may be passed over */
 #define ICS_RTO_BURST		32	/* frames resent at once when the RTO fires */
 #define ICS_URGENT_RESERVE	2	/* frames level 0 may send beyond cwnd */
+#define ICS_RTT_BIG		2048	/* frames above: the big class of min_rtt */
 #define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
 
@@ -117,6 +118,7 @@ static void ics_new_session(struct ics_link *l)
 	l->reorder = false;
 	l->round_end = 1;
 	l->round_sum_us = 0;
+	l->round_base_us = 0;
 	l->round_n = 0;
 	l->cwnd_limited = false;
 	l->cwnd = ICS_CWND_INIT;
@@ -664,17 +666,25 @@ static void ics_rto_update(struct ics_link *l)
 				    ICS_RTO_MIN_MS, ics_rto_max());
 }
 
-/* RFC 6298, in microseconds; and the least RTTs for ics_round_end(). */
-static void ics_rtt_sample(struct ics_link *l, u64 ns)
+/*
+ * RFC 6298, in microseconds; and, for ics_round_end(), the sample with the
+ * least RTT seen for a frame of its size class (@len payload bytes up to
+ * ICS_RTT_BIG or more): a 9000-byte frame's RTT includes its transmission
+ * and checksum time on both ends, so measured against a small frame's it
+ * would always look queued.
+ */
+static void ics_rtt_sample(struct ics_link *l, u64 ns, u32 len)
 {
 	u32 r = max_t(u32, div_u64(ns, NSEC_PER_USEC), 1);
+	int c = len > ICS_RTT_BIG;
 
-	if (!l->min_rtt_us || r <= l->min_rtt_us ||
-	    time_after(jiffies, l->min_rtt_stamp + 10 * HZ)) {
-		l->min_rtt_us = r;
-		l->min_rtt_stamp = jiffies;
+	if (!l->min_rtt_us[c] || r <= l->min_rtt_us[c] ||
+	    time_after(jiffies, l->min_rtt_stamp[c] + 10 * HZ)) {
+		l->min_rtt_us[c] = r;
+		l->min_rtt_stamp[c] = jiffies;
 	}
 	l->round_sum_us += r;
+	l->round_base_us += l->min_rtt_us[c];
 	l->round_n++;
 
 	if (!l->srtt_us) {
@@ -690,8 +700,9 @@ static void ics_rtt_sample(struct ics_link *l, u64 ns)
 /*
  * Once per round trip, outside loss recovery: the congestion window follows
  * Vegas, with rtt the round's mean sample (its least one hides the queue when
- * the receiver takes frames in batches). cwnd * (rtt - min_rtt) / rtt frames
- * are sitting in queues on the
+ * the receiver takes frames in batches) and min_rtt the mean of those
+ * samples' least RTTs (each of its size class). cwnd * (rtt - min_rtt) / rtt
+ * frames are sitting in queues on the
  * path (the NIC's, the receiver's backlog); keep that between
  * ICS_VEGAS_ALPHA and ICS_VEGAS_BETA, so that a bulk transfer keeps the
  * path busy without building the queue an urgent frame would wait behind.
@@ -699,10 +710,14 @@ static void ics_rtt_sample(struct ics_link *l, u64 ns)
  */
 static void ics_round_end(struct ics_link *l)
 {
-	u32 rtt = l->round_n ? l->round_sum_us / l->round_n : 0, max = l->ring_mask + 1, queued;
+	u32 rtt = 0, base = 0, max = l->ring_mask + 1, queued;
 
-	if (rtt && l->min_rtt_us) {
-		queued = div_u64((u64)l->cwnd * (rtt - min(rtt, l->min_rtt_us)), rtt);
+	if (l->round_n) {
+		rtt = l->round_sum_us / l->round_n;
+		base = l->round_base_us / l->round_n;
+	}
+	if (rtt) {
+		queued = div_u64((u64)l->cwnd * (rtt - min(rtt, base)), rtt);
 		if (queued > ICS_VEGAS_BETA) {
 			l->cwnd = max_t(u32, l->cwnd - (queued - ICS_VEGAS_BETA), ICS_CWND_MIN);
 			l->ssthresh = min(l->ssthresh, l->cwnd);
@@ -713,6 +728,7 @@ static void ics_round_end(struct ics_link *l)
 	}
 	l->round_end = l->snd_nxt;
 	l->round_sum_us = 0;
+	l->round_base_us = 0;
 	l->round_n = 0;
 	l->cwnd_limited = false;
 }
@@ -729,7 +745,7 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 	 * held past a hole is acknowledged late, not slowly.
 	 */
 	if (!f->rexmit && !f->sacked)
-		ics_rtt_sample(l, ktime_get_ns() - f->sent_ns);
+		ics_rtt_sample(l, ktime_get_ns() - f->sent_ns, f->len);
 	for (seq = l->snd_una; seq != ack + 1; seq++) {
 		f = ics_fr(l, seq);
 		if (f->last) {
