@@ -62,9 +62,10 @@ print(*(x.getsockname()[1] for x in s))')
 	boot 1 client "$p1" "$p2"
 	vm1=$!
 	# The client's progress lines, as they come.
-	tail -n +1 -F "$sh/client.log" 2>/dev/null | grep --line-buffered '^bench: ' &
+	tail -n +1 -F "$sh/console-client.log" 2>/dev/null | grep --line-buffered '^bench: ' &
 	tailer=$!
 	wait $vm1
+	vrc=$?
 	kill $tailer 2>/dev/null
 	wait $tailer 2>/dev/null
 	# The server notices client-done and saves its log; then the power cut.
@@ -78,7 +79,7 @@ print(*(x.getsockname()[1] for x in s))')
 	wait $vm2 2>/dev/null
 	echo "bench: layout b, MTU $mtu: done after $((SECONDS - t0)) s"
 	if ! grep -q 'ICS-BENCH-END rc=0' "$sh/client-done" 2>/dev/null; then
-		echo "bench: layout b, MTU $mtu: the client did not finish (${sh#$root/}/console-client.log)" >&2
+		echo "bench: layout b, MTU $mtu: the client did not finish (its VM ended with status $vrc; ${sh#$root/}/console-client.log)" >&2
 		rc=1
 	fi
 	cat "$sh/transports.jsonl" >> "$out" 2>/dev/null
