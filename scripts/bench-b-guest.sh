@@ -143,15 +143,10 @@ for t in ${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}; do
 			insmod "$stage/ics.ko" $ICS_PARAMS && icsctl bind dev "$dev" node 1 cluster 7 >/dev/null ||
 				{ log "layout b client: insmod or bind failed"; continue; }
 			for i in $(seq 300); do
-				icstat -j nodes | python3 -c '
-import json, sys
-sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))' &&
-					break
+				icstat -j nodes | node2_reachable && break
 				sleep 0.1
 			done
-			icstat -j nodes | python3 -c '
-import json, sys
-sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))' ||
+			icstat -j nodes | node2_reachable ||
 				{ log "layout b client: ics node 2 unreachable after 30 s"; continue; }
 			ics_ok=1
 		fi

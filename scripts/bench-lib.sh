@@ -28,6 +28,14 @@ ns_pair()
 	ip -n "$b" link set "$db" up
 }
 
+# node2_reachable < `icstat -j nodes`: is node 2 reachable in that view?
+node2_reachable()
+{
+	python3 -c '
+import json, sys
+sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))'
+}
+
 # ics_pair NS_A NS_B DEV_A DEV_B: ics node 1 on DEV_A, node 2 on DEV_B,
 # cluster 7; returns once node 1 reaches node 2 (or after 30 s, failing).
 ics_pair()
@@ -36,10 +44,7 @@ ics_pair()
 	ip netns exec "$a" icsctl bind dev "$da" node 1 cluster 7 >/dev/null || return 1
 	ip netns exec "$b" icsctl bind dev "$db" node 2 cluster 7 >/dev/null || return 1
 	for i in $(seq 300); do
-		ip netns exec "$a" icstat -j nodes | python3 -c '
-import json, sys
-sys.exit(not any(n["node_id"] == 2 and n["reachable"] for n in json.load(sys.stdin)["nodes"]))' &&
-			return 0
+		ip netns exec "$a" icstat -j nodes | node2_reachable && return 0
 		sleep 0.1
 	done
 	log "ics: node 2 not reachable from node 1 after 30 s"
