@@ -158,9 +158,10 @@ struct ics_bind {
 
 /* A frame sent and not yet acknowledged: where its bytes come from. */
 struct ics_txframe {
-	struct ics_msg *msg;
+	struct ics_msg *msg;		/* a bundle's first message */
 	u32 off;
 	u16 len;
+	u16 bundle;			/* messages in a bundle (from msg on in link.sent); 0 */
 	u8 sacked:1;		/* the receiver holds it (SACK) */
 	u8 rexmit:1;		/* sent more than once: no RTT sample (Karn) */
 	u8 last:1;		/* the message's last frame */
@@ -272,6 +273,13 @@ struct ics_peer {
  * the receiver's reassembly) and a retransmission may build it again.
  */
 #define ICS_COPYBREAK	256
+
+/*
+ * Messages up to this size that are queued behind one another on a channel
+ * travel together in one frame (ICS_WF_BUNDLE) when a frame is cut; both
+ * ends copy them (link_tx.c, link_rx.c).
+ */
+#define ICS_BUNDLE_MSG_MAX	ICS_COPYBREAK
 
 struct ics_msg {
 	struct list_head list;		/* chanq.pending, then link.sent */

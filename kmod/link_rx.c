@@ -42,13 +42,58 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	__ics_reasm_flush(p->b, p, ICS_REASM_ALL);
 }
 
+/*
+ * Deliver the messages of the bundle @skb (rx.c checked that its records
+ * tile it), each copied into an skb of its own: they are small, and a
+ * reader may keep one long after the others. False, @skb consumed, if
+ * memory runs out on the way (counted as reasm_nomem): the frame is not
+ * taken, the sender resends it, and the messages delivered already are
+ * then recognised by msg_id.
+ */
+static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct ics_frag *f)
+{
+	struct ics_net *in = p->b->in;
+	struct ics_wire_brec r;
+	struct sk_buff *m;
+	u32 off = 0, k = 0, len;
+
+	while (off < skb->len) {
+		if (skb_copy_bits(skb, off, &r, sizeof(r)))
+			goto fail;	/* not reached: rx.c checked */
+		len = ntohs(r.len);
+		off += sizeof(r);
+		m = alloc_skb(len, GFP_ATOMIC);
+		if (!m)
+			goto fail;
+		if (skb_copy_bits(skb, off, skb_put(m, len), len)) {
+			kfree_skb(m);
+			goto fail;
+		}
+		ics_deliver(p, f->channel, r.flags, f->msg_id + k, m, ICS_PAT_UNCHECKED);
+		off += len;
+		k++;
+	}
+	ics_count_rx_frame(in, f->frame_len);
+	ics_count(in, ICS_STAT_RX_BUNDLES);
+	ics_stat_add(in->stats->ctr[ICS_STAT_RX_BUNDLED], k);
+	consume_skb(skb);
+	return true;
+fail:
+	ics_count(in, ICS_STAT_REASM_NOMEM);
+	kfree_skb(skb);
+	return false;
+}
+
 /* Take the in-order frame @skb; false if reassembly has no room for it. */
 static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 {
 	struct ics_frag f = ICS_RXCB(skb)->f;	/* reassembly reuses the cb */
 	struct ics_net *in = p->b->in;
 
-	if (f.off == 0 && skb->len == f.msg_len) {
+	if (f.flags & ICS_WF_BUNDLE) {
+		if (!ics_bundle_rcv(p, skb, &f))
+			return false;
+	} else if (f.off == 0 && skb->len == f.msg_len) {
 		ics_count_rx_frame(in, f.frame_len);
 		ics_deliver(p, f.channel, f.flags, f.msg_id, skb, ICS_PAT_UNCHECKED);
 	} else if (!ics_reasm_rcv(p->b, p, skb, &f)) {

@@ -297,6 +297,31 @@ static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 o
 	}
 }
 
+/* A message's @n bytes from @off into @to: copied, or the test pattern. */
+static void ics_msg_copy(const struct ics_msg *m, u8 *to, u32 off, u32 n)
+{
+	if (m->flags & ICS_WF_TESTPAT)
+		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len), to, off, n);
+	else
+		memcpy(to, m->data + off, n);
+}
+
+/* The payload of a bundle: @k messages from @m on, as link.sent holds them. */
+static void ics_bundle_fill(u8 *to, const struct ics_msg *m, u16 k)
+{
+	struct ics_wire_brec *r;
+
+	for (; k; k--, m = list_next_entry(m, list)) {
+		r = (struct ics_wire_brec *)to;
+		r->len = htons(m->len);
+		r->flags = m->flags;
+		r->reserved = 0;
+		to += sizeof(*r);
+		ics_msg_copy(m, to, 0, m->len);
+		to += m->len;
+	}
+}
+
 /* Build the data frame for @f (seq @seq), acknowledging what we received. */
 static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txframe *f, u32 seq,
 				      u8 flags)
@@ -315,7 +340,6 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 		.off = f->off,
 	};
 	struct sk_buff *skb;
-	u8 *to;
 
 	/*
 	 * Racy read of the receive side: at worst an older ack. The receive
@@ -324,19 +348,19 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 	a.ack_sess = READ_ONCE(l->rx_sess);
 	if (a.ack_sess)
 		a.ack = READ_ONCE(l->rcv_nxt) - 1;
+	if (f->bundle) {
+		a.flags = ICS_WF_BUNDLE | flags;
+		a.msg_len = f->len;
+	}
 	skb = ics_frame_alloc(p->b, &a, f->len, m->paged ? 0 : f->len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
-	if (m->paged) {
+	if (f->bundle)
+		ics_bundle_fill(skb_put(skb, f->len), m, f->bundle);
+	else if (m->paged)
 		ics_frame_attach(skb, m, f->off, f->len);
-	} else {
-		to = skb_put(skb, f->len);
-		if (m->flags & ICS_WF_TESTPAT)
-			ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len),
-					 to, f->off, f->len);
-		else
-			memcpy(to, m->data + f->off, f->len);
-	}
+	else
+		ics_msg_copy(m, skb_put(skb, f->len), f->off, f->len);
 	skb->priority = ics_prio_tc(READ_ONCE(p->b->in->prio[m->channel]));
 	return skb;
 }
@@ -369,18 +393,62 @@ static bool ics_any_pending(const struct ics_link *l)
 	return false;
 }
 
-/* Cut the next frame off the head message of @ch and send it. */
+/*
+ * How many of @ch's queued messages, from the head @m on, fit in one
+ * bundle of at most @room bytes (their length in *@len); 0 if fewer than
+ * two. Only whole small messages, and only those already queued: a frame
+ * never waits for company. Their msg_ids follow one another (assigned in
+ * queue order), which the bundle's header relies on; checked all the same.
+ */
+static u16 ics_bundle_count(struct ics_link *l, int ch, struct ics_msg *m, u32 room, u32 *len)
+{
+	struct ics_msg *n = m;
+	u32 used = 0, need;
+	u16 k = 0;
+
+	if (m->next_off || m->len > ICS_BUNDLE_MSG_MAX)
+		return 0;
+	list_for_each_entry_from(n, &l->q[ch].pending, list) {
+		need = sizeof(struct ics_wire_brec) + n->len;
+		if (n->len > ICS_BUNDLE_MSG_MAX || used + need > room ||
+		    n->msg_id != m->msg_id + k || k == U16_MAX)
+			break;
+		used += need;
+		k++;
+	}
+	*len = used;
+	return k >= 2 ? k : 0;
+}
+
+/* Cut the next frame off the head message(s) of @ch and send it. */
 static void ics_cut(struct ics_peer *p, int ch, u32 mtu, u32 window)
 {
 	struct ics_link *l = &p->link;
 	struct ics_msg *m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
 	u32 seq = l->snd_nxt, n = min_t(u32, m->len - m->next_off, mtu - ICS_HDR_LEN);
 	struct ics_txframe *f = ics_fr(l, seq);
+	u32 blen;
+	u16 k;
 
 	if (!l->tx_sess)
 		ics_new_session(l);
 	if (!ics_inflight(l))
 		l->progress = jiffies;
+	k = ics_bundle_count(l, ch, m, mtu - ICS_HDR_LEN, &blen);
+	if (k) {
+		*f = (struct ics_txframe){ .msg = m, .len = blen, .bundle = k };
+		n = blen;
+		ics_count(p->b->in, ICS_STAT_TX_BUNDLES);
+		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_TX_BUNDLED], k);
+		/* In order onto the tail of sent: f->msg and the k - 1 after it. */
+		while (k--) {
+			m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
+			m->next_off = m->len;
+			m->cut = true;
+			list_move_tail(&m->list, &l->sent);
+		}
+		goto send;
+	}
 	*f = (struct ics_txframe){ .msg = m, .off = m->next_off, .len = n };
 	m->next_off += n;
 	if (m->next_off == m->len) {
@@ -388,6 +456,7 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu, u32 window)
 		m->cut = true;
 		list_move_tail(&m->list, &l->sent);
 	}
+send:
 	l->snd_nxt++;
 	l->big = max_t(u16, l->big, n);
 	l->tx_frames++;
@@ -738,7 +807,9 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 {
 	struct ics_link *l = &p->link;
 	struct ics_txframe *f = ics_fr(l, ack);
+	struct ics_msg *m, *next;
 	u32 seq;
+	u16 k;
 
 	/*
 	 * Sample only a frame sent once (Karn) and not SACKed before: a frame
@@ -748,7 +819,13 @@ static void ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 		ics_rtt_sample(l, ktime_get_ns() - f->sent_ns, f->len);
 	for (seq = l->snd_una; seq != ack + 1; seq++) {
 		f = ics_fr(l, seq);
-		if (f->last) {
+		if (f->bundle) {
+			for (m = f->msg, k = f->bundle; k; k--, m = next) {
+				next = list_next_entry(m, list);
+				ics_msg_retire(l, m, done);
+			}
+			l->msgs_done += f->bundle;
+		} else if (f->last) {
 			ics_msg_retire(l, f->msg, done);
 			l->msgs_done++;
 		}

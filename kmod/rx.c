@@ -22,7 +22,8 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 		return ICS_STAT_RX_BAD_VERSION;
 	if (ntohl(h->cluster_id) != b->cluster_id)
 		return ICS_STAT_RX_BAD_CLUSTER;
-	if (h->type < ICS_FT_DATA || h->type > ICS_FT_RESET || (h->flags & ~ICS_WF_ALL))
+	if (h->type < ICS_FT_DATA || h->type > ICS_FT_RESET || (h->flags & ~ICS_WF_ALL) ||
+	    (h->flags && h->type != ICS_FT_DATA))
 		return ICS_STAT_RX_BAD_TYPE;
 	if (h->channel >= ICS_CHANNELS)
 		return ICS_STAT_RX_BAD_CHANNEL;
@@ -39,6 +40,8 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 	case ICS_FT_DATA:
 		if (!h->sess || !h->seq)
 			return ICS_STAT_RX_BAD_SESSION;
+		if ((h->flags & ICS_WF_BUNDLE) && (off || frag_len != msg_len))
+			return ICS_STAT_RX_BAD_FRAG;
 		break;
 	case ICS_FT_HELLO:
 	case ICS_FT_ACK:
@@ -56,6 +59,27 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 	if (h->src_node == b->node_id)
 		return ICS_STAT_RX_NODE_CONFLICT;	/* someone else uses our id */
 	return 0;
+}
+
+/*
+ * Do the records of the bundle @skb (header still on) tile its @len payload
+ * bytes exactly, at least two of them, each with a message's flags only?
+ * Then link_rx.c takes them apart without checking again.
+ */
+static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
+{
+	struct ics_wire_brec r;
+	u32 off = 0, n = 0;
+
+	while (off < len) {
+		if (len - off < sizeof(r) ||
+		    skb_copy_bits(skb, ICS_HDR_LEN + off, &r, sizeof(r)) ||
+		    (r.flags & ~ICS_WF_MSG))
+			return false;
+		off += sizeof(r) + ntohs(r.len);
+		n++;
+	}
+	return off == len && n >= 2;
 }
 
 /*
@@ -237,6 +261,9 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		ics_member_conflict(b, NULL, h->src_node, eth_hdr(skb)->h_source);
 		goto drop;
 	}
+	if (!bad && h->type == ICS_FT_DATA && (h->flags & ICS_WF_BUNDLE) &&
+	    !ics_bundle_ok(skb, frag_len))
+		bad = ICS_STAT_RX_BAD_FRAG;
 	if (bad)
 		goto bad;
 

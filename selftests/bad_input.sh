@@ -291,6 +291,19 @@ frame_case()
 	inj_end "$counter" "$valid" "${spec[@]}"
 }
 
+# bundle_case ARGS...: frame_case ARGS for one bundle frame (ICS_WF_BUNDLE;
+# with --byte 0 its records are empty messages, 4 zero bytes each); the
+# frame's messages take msg_ids from the injected one on, which the next
+# frames must not reuse.
+bundle_case()
+{
+	local rc
+	frame_case "$@"
+	rc=$?
+	INJ_ID=$((INJ_ID + 8))
+	return $rc
+}
+
 # A message in two fragments, sent in reverse order, with one msg_id.
 two_frags_reversed()
 {
@@ -435,7 +448,8 @@ case_add "rx_bad_len: msg_len 16 MiB + 1" \
 	$F rx_bad_len 0 -- --len 100 --msg-len 16777217
 case_add "rx_bad_version: version 1 (the 36-byte header of wire v1)" $F rx_bad_version 0 -- --version 1 --len 10
 case_add "rx_bad_version: version 2 (wire v2, before membership)" $F rx_bad_version 0 -- --version 2 --len 10
-case_add "rx_bad_version: version 4" $F rx_bad_version 0 -- --version 4 --len 10
+case_add "rx_bad_version: version 3 (wire v3, before bundles)" $F rx_bad_version 0 -- --version 3 --len 10
+case_add "rx_bad_version: version 5" $F rx_bad_version 0 -- --version 5 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10
@@ -446,7 +460,18 @@ case_add "rx_bad_channel: channel 255" $F rx_bad_channel 0 -- --channel 255 --le
 case_add "rx_bad_type: type 0" $F rx_bad_type 0 -- --type 0 --len 10
 case_add "rx_bad_type: type 5" $F rx_bad_type 0 -- --type 5 --len 10
 case_add "rx_bad_type: type 255" $F rx_bad_type 0 -- --type 255 --len 10
-case_add "rx_bad_type: unknown flag 0x80" $F rx_bad_type 0 -- --flags 0x80 --len 10
+case_add "rx_bad_type: a flag on a RESET frame (flags are for data frames)" \
+	$F rx_bad_type 0 -- --type 4 --flags 0x80
+case_add "a bundle of two empty messages delivers both (rx_bundles)" \
+	bundle_case rx_bundles 1 TEST.rx.msgs=2 TEST.rx_unclaimed=2 -- --flags 0x80 --len 8 --byte 0
+case_add "rx_bad_frag: a bundle of one message" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 4 --byte 0
+case_add "rx_bad_frag: a bundle whose records do not tile its payload" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 10 --byte 0
+case_add "rx_bad_frag: a bundle record running past the payload" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 10
+case_add "rx_bad_frag: a bundle at frag_off 8 of 16" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 8 --byte 0 --msg-len 16 --frag-off 8
 case_add "rx_bad_frag: frag_off + frag_len > msg_len" \
 	$F rx_bad_frag 0 -- --len 100 --msg-len 150 --frag-off 100
 case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \

@@ -112,12 +112,12 @@ data_exact()
 	rm -f "$mark"
 	bad=$(stat_get "$NS_B" rx_bad_check)
 	rtx=$(stat_get "$NS_A" tx_retransmits)
-	in_ns "$NS_B" $DEV data-recv 1 "$n" "$mark" &
+	in_ns "$NS_B" $DEV data-recv 1 "$n" mixed "$mark" &
 	pid=$!
 	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
 	tc -n "$NS_A" qdisc add dev veth0 root netem delay 1ms reorder 25% 50% loss 5% \
 		duplicate 5% corrupt 1% || { kill "$pid"; return 1; }
-	dev_in "$NS_A" data-send 2 "$n"
+	dev_in "$NS_A" data-send 2 "$n" mixed
 	rc=$?
 	wait "$pid" || rc=1
 	tc -n "$NS_A" qdisc del dev veth0 root
@@ -125,6 +125,40 @@ data_exact()
 	# The faults happened: corrupt frames refused by the CRC, losses repaired.
 	[ "$(stat_get "$NS_B" rx_bad_check)" -gt "$bad" ] || { fail "no frame failed its CRC"; return 1; }
 	[ "$(stat_get "$NS_A" tx_retransmits)" -gt "$rtx" ] || fail "nothing was retransmitted"
+}
+
+# Small messages written faster than a delayed, lossy wire takes them
+# queue up and travel several to a frame (bundles): they still arrive
+# exactly and in order, through loss, reordering and duplication; bundles
+# were sent, each carries at least two messages, and the receiver took
+# exactly the bundled messages the sender sent (each bundle once).
+bundle()
+{
+	local n=3000 mark=$ICS_TMP/bundle.ready pid rc
+	local tb0 tm0 rb0 rm0 tb tm rb rmsgs
+	rm -f "$mark"
+	tb0=$(stat_get "$NS_A" tx_bundles)
+	tm0=$(stat_get "$NS_A" tx_bundled)
+	rb0=$(stat_get "$NS_B" rx_bundles)
+	rm0=$(stat_get "$NS_B" rx_bundled)
+	in_ns "$NS_B" $DEV data-recv 1 "$n" small "$mark" &
+	pid=$!
+	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	tc -n "$NS_A" qdisc add dev veth0 root netem delay 5ms reorder 25% 50% loss 3% \
+		duplicate 3% || { kill "$pid"; return 1; }
+	dev_in "$NS_A" data-send 2 "$n" small
+	rc=$?
+	wait "$pid" || rc=1
+	tc -n "$NS_A" qdisc del dev veth0 root
+	[ $rc = 0 ] || return 1
+	tb=$(($(stat_get "$NS_A" tx_bundles) - tb0))
+	tm=$(($(stat_get "$NS_A" tx_bundled) - tm0))
+	rb=$(($(stat_get "$NS_B" rx_bundles) - rb0))
+	rmsgs=$(($(stat_get "$NS_B" rx_bundled) - rm0))
+	echo "# bundles: $tb sent carrying $tm messages, $rb received carrying $rmsgs"
+	[ "$tb" -gt 0 ] || { fail "no bundle was sent"; return 1; }
+	[ "$tm" -ge $((2 * tb)) ] || { fail "$tb bundles carry only $tm messages"; return 1; }
+	assert_eq "bundles and their messages received = sent" "$tb $tm" "$rb $rmsgs"
 }
 
 # perf_sum FILE KEY: the sum of KEY over an icsperf -j result's sizes
@@ -205,6 +239,7 @@ case_add "non-blocking writes: EAGAIN and no POLLOUT on a full link, POLLOUT aft
 case_add "answers queued on a file survive the peer leaving; then EHOSTDOWN" peer_left
 case_add "close with messages queued: freed and counted" closed
 case_add "user bytes of 0 B..1 MiB arrive exactly through loss, reordering, corruption" data_exact
+case_add "small messages queued together travel in bundles, exactly and in order" bundle
 case_add "icsperf lat against the TEST service: counts equal the kernel's" perf_kernel_peer
 case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
 case_add "icsperf bistream, rr-load, -P 2, -k run and report every point" perf_modes

@@ -14,9 +14,10 @@ change there that breaks user space breaks this too.
                           then; wait (stdin line "go") for it to come back
   queue PEER N MARK       have N echo answers queued, touch MARK, wait for
                           stdin "read" (all N read back whole) or "close"
-  data-send PEER N        N messages of DATA_SIZES (cycled) whose bytes are
+  data-send PEER N SET    N messages of SET's sizes (cycled; SET "mixed":
+                          DATA_SIZES, "small": SMALL_SIZES) whose bytes are
                           data_bytes(i, size)
-  data-recv PEER N MARK   bind TEST, touch MARK, read N messages from PEER:
+  data-recv PEER N SET MARK  bind TEST, touch MARK, read N messages from PEER:
                           each must be, byte for byte, what data-send sent
 """
 import errno
@@ -255,20 +256,26 @@ def cmd_queue(peer, n, mark):
 DATA_SIZES = [0, 1, 255, 256, 257, 4095, 4096, 4097, 8191, 8192, 8193, 1400, 1401,
               9000, 12289, 65535, 65536, 65537, 200003, 1 << 20]
 
+# Sizes that bundle (up to ICS_BUNDLE_MSG_MAX, 256) and a few just over it
+# (which end a bundle), in an order that mixes them.
+SMALL_SIZES = [(i * 37) % 258 for i in range(258)] + [257, 300]
+SIZE_SETS = {"mixed": DATA_SIZES, "small": SMALL_SIZES}
+
 
 def data_bytes(i, size):
     """Message i's bytes: SHAKE-128 of its number, so every byte differs."""
     return hashlib.shake_128(b"ics-data-%d" % i).digest(size) if size else b""
 
 
-def cmd_data_send(peer, n):
+def cmd_data_send(peer, n, sizes):
     fd = dev()
     bind(fd, ICS_CH_TEST)
+    sizes = SIZE_SETS[sizes]
     for i in range(n):
-        send(fd, peer, data_bytes(i, DATA_SIZES[i % len(DATA_SIZES)]))
+        send(fd, peer, data_bytes(i, sizes[i % len(sizes)]))
 
 
-def cmd_data_recv(peer, n, mark):
+def cmd_data_recv(peer, n, sizes, mark):
     fd = dev()
     bind(fd, ICS_CH_TEST)
     fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", 64 << 20))
@@ -278,7 +285,7 @@ def cmd_data_recv(peer, n, mark):
             fail("message %d of %d: nothing within 120 s" % (i, n))
             return
         ln, node, ch, data = recv(fd)
-        want = data_bytes(i, DATA_SIZES[i % len(DATA_SIZES)])
+        want = data_bytes(i, SIZE_SETS[sizes][i % len(SIZE_SETS[sizes])])
         if node != peer or ch != ICS_CH_TEST or data != want:
             at = next((k for k in range(min(len(data), len(want))) if data[k] != want[k]),
                       min(len(data), len(want)))
@@ -289,13 +296,13 @@ def cmd_data_recv(peer, n, mark):
 
 def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
-            "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 2),
-            "data-recv": (cmd_data_recv, 3)}
+            "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
+            "data-recv": (cmd_data_recv, 4)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
     fn, _ = cmds[sys.argv[1]]
-    args = [a if a.startswith("/") else int(a) for a in sys.argv[2:]]
+    args = [int(a) if a.lstrip("-").isdigit() else a for a in sys.argv[2:]]
     fn(*args)
     return 1 if failed else 0
 

@@ -750,6 +750,10 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_TEST_SINKED]		= "test_sinked",
 	[ICS_STAT_DEV_RX_DROPS]		= "dev_rx_drops",
 	[ICS_STAT_DEV_CLOSE_DROPS]	= "dev_close_drops",
+	[ICS_STAT_TX_BUNDLES]		= "tx_bundles",
+	[ICS_STAT_TX_BUNDLED]		= "tx_bundled",
+	[ICS_STAT_RX_BUNDLES]		= "rx_bundles",
+	[ICS_STAT_RX_BUNDLED]		= "rx_bundled",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */

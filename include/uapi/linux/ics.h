@@ -222,7 +222,7 @@
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	3
+#define ICS_WIRE_VERSION	4
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -355,8 +355,26 @@ enum ics_frame_type {
 #define ICS_WF_ECHO	0x10
 #define ICS_WF_ECHO_LEN	0x20
 #define ICS_WF_SINK	0x40
+/*
+ * DATA: the payload is a bundle of whole messages of the frame's channel,
+ * each a struct ics_wire_brec and its bytes, back to back; their msg_ids
+ * are the header's msg_id, + 1, + 2, ... The header's msg_len and frag_len
+ * are the payload's length, frag_off 0. A sender bundles small messages
+ * that are already queued when a frame is cut (it never waits to fill one).
+ */
+#define ICS_WF_BUNDLE	0x80
 #define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | ICS_WF_ACKREQ | \
+			 ICS_WF_ECHO | ICS_WF_ECHO_LEN | ICS_WF_SINK | ICS_WF_BUNDLE)
+/* The flags a message in a bundle may carry (struct ics_wire_brec). */
+#define ICS_WF_MSG	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | \
 			 ICS_WF_ECHO | ICS_WF_ECHO_LEN | ICS_WF_SINK)
+
+/* One message in an ICS_WF_BUNDLE frame; its len bytes follow. */
+struct ics_wire_brec {
+	__be16	len;		/* the message's bytes */
+	__u8	flags;		/* ICS_WF_MSG */
+	__u8	reserved;	/* 0 */
+};
 
 /*
  * Payload of an ICS_FT_ACK frame: a cumulative ack is in the header; sack
@@ -619,6 +637,10 @@ enum ics_stat {
 	ICS_STAT_TEST_SINKED,		/* TEST service: messages counted and dropped */
 	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: messages dropped, reader's queue full */
 	ICS_STAT_DEV_CLOSE_DROPS,	/* /dev/ics: messages unread when their file closed */
+	ICS_STAT_TX_BUNDLES,		/* data frames sent carrying several messages */
+	ICS_STAT_TX_BUNDLED,		/* the messages in them */
+	ICS_STAT_RX_BUNDLES,		/* such frames received in order */
+	ICS_STAT_RX_BUNDLED,		/* the messages in them */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
