@@ -300,10 +300,18 @@ static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 o
 /* A message's @n bytes from @off into @to: copied, or the test pattern. */
 static void ics_msg_copy(const struct ics_msg *m, u8 *to, u32 off, u32 n)
 {
-	if (m->flags & ICS_WF_TESTPAT)
+	u32 k;
+
+	if (m->flags & ICS_WF_TESTPAT) {
 		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len), to, off, n);
-	else
+	} else if (!m->paged) {
 		memcpy(to, m->data + off, n);
+	} else {
+		for (; n; off += k, to += k, n -= k) {
+			k = min_t(u32, n, PAGE_SIZE - offset_in_page(off));
+			memcpy_from_page(to, m->pages[off / PAGE_SIZE], offset_in_page(off), k);
+		}
+	}
 }
 
 /* The payload of a bundle: @k messages from @m on, as link.sent holds them. */
@@ -352,7 +360,8 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 		a.flags = ICS_WF_BUNDLE | flags;
 		a.msg_len = f->len;
 	}
-	skb = ics_frame_alloc(p->b, &a, f->len, m->paged ? 0 : f->len, GFP_ATOMIC);
+	/* Linear room for what is copied: a bundle, or a message's inline data. */
+	skb = ics_frame_alloc(p->b, &a, f->len, f->bundle || !m->paged ? f->len : 0, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	if (f->bundle)
