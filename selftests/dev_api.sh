@@ -205,7 +205,30 @@ perf_user_peer()
 	assert_eq "node 2 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_B" rx)" || return 1
 	assert_eq "node 1 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_A" rx)" || return 1
 	[ "$(jget 'j["results"][0]["cpu_us_per_msg_remote"] is not None' < "$out")" = true ] ||
-		fail "no CPU time from the server: $(cat "$out")"
+		fail "no CPU time from the server: $(cat "$out")" || return 1
+	perf_user_sink
+}
+
+# Without a window (-w 0) the server sinks, and icsperf counts what the
+# server read (its count, asked before and after): node 2 received those,
+# the messages its full queue dropped (dev_rx_drops), and the requests (two
+# counts, possibly asked again, and the CPU time); node 1 sent at least as
+# many as the server read.
+perf_user_sink()
+{
+	local out=$ICS_TMP/sink.json n drops0 other
+	drops0=$(stat_get "$NS_B" dev_rx_drops)
+	chan_snap "$NS_A" tx && chan_snap "$NS_B" rx || return 1
+	in_ns "$NS_A" icsperf stream 2 -w 0 -s 64 -l 0.5 -j > "$out" ||
+		{ fail "icsperf stream -w 0: $(cat "$out")"; return 1; }
+	n=$(perf_sum "$out" msgs)
+	[ "$n" -gt 16 ] || { fail "stream -w 0 moved only $n messages"; return 1; }
+	[ "$(chan_delta "$NS_A" tx)" -ge "$n" ] ||
+		{ fail "node 1 sent $(chan_delta "$NS_A" tx) TEST messages, the server read $n"; return 1; }
+	other=$(($(chan_delta "$NS_B" rx) - n - ($(stat_get "$NS_B" dev_rx_drops) - drops0)))
+	echo "# -w 0: the server read $n messages; $other more arrived (requests)"
+	[ "$other" -ge 4 ] && [ "$other" -le 16 ] ||
+		fail "node 2: TEST messages received - read - dropped = $other, want the 4..16 requests read"
 }
 
 # The other modes run and report: bistream, rr-load, -P, -k (kernel<->kernel).

@@ -40,11 +40,18 @@
 #define PERF_MAGIC	0x69637370u	/* "icsp" */
 #define MAX_STREAMS	ICS_CHANNELS
 
-enum perf_kind { REQ_ECHO, REQ_ACK, REQ_SINK, REQ_CPU };
+enum perf_kind { REQ_ECHO, REQ_ACK, REQ_SINK, REQ_CPU, REQ_COUNT };
 
 struct perf_req {
 	uint32_t magic;
 	uint32_t kind;		/* enum perf_kind */
+};
+
+/* REQ_COUNT: the request's token after the perf_req; the answer's layout. */
+struct perf_count {
+	uint32_t token;		/* the request's */
+	uint32_t pad;
+	uint64_t sunk;		/* REQ_SINK messages read since the server started */
 };
 
 enum test { T_LAT, T_STREAM, T_BISTREAM, T_RRLOAD };
@@ -208,6 +215,7 @@ static uint16_t ask(void *buf, uint32_t size, enum perf_kind kind)
 static int __attribute__((noreturn)) run_server(void)
 {
 	uint8_t *buf = malloc(ICS_MSG_MAX);
+	struct perf_count c = { 0 };
 	struct ics_dev_hdr h;
 	struct perf_req r;
 	int fd = dev_open(o.channel), err;
@@ -231,9 +239,15 @@ static int __attribute__((noreturn)) run_server(void)
 			r.kind = REQ_ECHO;
 		switch (r.kind) {
 		case REQ_SINK:
+			c.sunk++;
 			continue;
 		case REQ_ACK:
 			reply = 0;
+			break;
+		case REQ_COUNT:
+			memcpy(&c.token, buf + sizeof(r), sizeof(c.token));
+			memcpy(buf, &c, sizeof(c));
+			reply = sizeof(c);
 			break;
 		case REQ_CPU: {
 			double us = cpu_busy_us();
@@ -336,18 +350,75 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 }
 
 /*
+ * The user server's count of messages it sank (read and dropped), in *@sunk.
+ * /dev/ics has no flow control from reader to sender: a server slower than
+ * the wire loses messages at its full receive queue (dev_rx_drops), and
+ * this request may be one of them; so it is asked again every 5 s, up to
+ * @budget_s, and an answer to any of the attempts will do (the server's
+ * count is cumulative and each answer follows every sink sent before its
+ * request, in order on the channel). Answers to the other attempts are
+ * read and dropped, so they cannot pass for a later answer.
+ */
+static int sink_count(int fd, int channel, uint8_t *rbuf, int budget_s, uint64_t *sunk)
+{
+	static uint32_t token;
+	struct perf_req r = { .magic = PERF_MAGIC, .kind = REQ_COUNT };
+	uint32_t first = token + 1, got = 0;
+	uint8_t q[sizeof(r) + sizeof(token)];
+	struct perf_count c;
+	struct ics_dev_hdr h;
+	int err, t;
+
+	memcpy(q, &r, sizeof(r));
+	for (t = 0; t < budget_s && !got; t += 5) {
+		token++;
+		memcpy(q + sizeof(r), &token, sizeof(token));
+		err = msg_send(fd, o.node, channel, 0, q, sizeof(q));
+		while (!err && !got) {
+			err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, 5000);
+			memcpy(&c, rbuf, sizeof(c));
+			if (!err && h.len == sizeof(c) && c.token - first <= token - first)
+				got = c.token;
+		}
+		if (err && err != -ETIMEDOUT)
+			return err;
+	}
+	if (!got)
+		return -ETIMEDOUT;
+	*sunk = c.sunk;
+	/* Later attempts' answers, unless those requests were dropped. */
+	while (got != token && !msg_recv(fd, &h, rbuf, ICS_MSG_MAX, 2000)) {
+		memcpy(&c, rbuf, sizeof(c));
+		if (h.len == sizeof(c))
+			got = c.token;
+	}
+	return 0;
+}
+
+/*
  * A window of o.window messages in flight, each answered (stream: with
  * 0 bytes; bistream: with as many as it carried). o.window 0: no window,
- * the peer sinks every message and one echo at the end closes the run.
+ * the peer sinks every message; at the end, against the TEST service one
+ * echo (it sinks in the kernel as the messages arrive, and drops none),
+ * against a user server its count of what it read, before and after.
  */
 static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32_t size,
 			bool bi, struct result *r)
 {
-	uint64_t t0 = now_ns(), end = t0 + o.secs * 1e9, next = 0, sent = 0, done = 0;
+	uint64_t t0, end, next = 0, sent = 0, done = 0, sunk0 = 0, sunk;
+	/* A message too short for a request is echoed, not sunk: as before. */
+	bool count = !o.window && !o.peer_kernel && size >= sizeof(struct perf_req);
 	uint32_t out = 0;
 	struct ics_dev_hdr h;
 	int err;
 
+	if (count) {
+		err = sink_count(fd, channel, rbuf, 60, &sunk0);
+		if (err)
+			die_errno("stream: the server's count", -err);
+	}
+	t0 = now_ns();
+	end = t0 + o.secs * 1e9;
 	while (now_ns() < end) {
 		if (o.window && out == o.window) {
 			err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, 10000);
@@ -366,7 +437,14 @@ static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32
 		out++;
 		interim(t0, &next, size, done, done * size * (bi ? 2 : 1));
 	}
-	if (!o.window) {	/* in order: its answer comes after every sink */
+	if (count) {
+		/* Behind everything queued (up to chan_queue_max): up to 60 s. */
+		err = sink_count(fd, channel, rbuf, 60, &sunk);
+		if (err)
+			die_errno("stream: the server's count", -err);
+		done = sunk - sunk0;
+		out = 0;
+	} else if (!o.window) {	/* in order: its answer comes after every sink */
 		err = msg_send(fd, o.node, channel, ask(buf, 0, REQ_ACK), buf, 0);
 		if (err)
 			die_errno("stream", -err);
