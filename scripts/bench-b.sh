@@ -49,7 +49,7 @@ print(*(x.getsockname()[1] for x in s))')
 	boot()	# NODE ROLE LOCAL-PORT REMOTE-PORT
 	{
 		timeout --foreground -k 10 "$limit" \
-			vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 1 --memory 1G \
+			vng --run "/boot/vmlinuz-$kver" $accel --verbose --user root --cpus 1 --memory 1G \
 			--rwdir "$sh" \
 			--qemu-opts="-netdev dgram,id=ics0,local.type=inet,local.host=127.0.0.1,local.port=$3,remote.type=inet,remote.host=127.0.0.1,remote.port=$4 -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$1" \
 			-- bash "$root/scripts/bench-b-guest.sh" "$sh" "$2" "$mtu" \
