@@ -419,8 +419,9 @@ static u16 ics_bundle_count(struct ics_link *l, int ch, struct ics_msg *m, u32 r
 		return 0;
 	list_for_each_entry_from(n, &l->q[ch].pending, list) {
 		need = sizeof(struct ics_wire_brec) + n->len;
+		/* k fits ics_txframe.bundle: a record is >= 4 of room's < 64 KiB. */
 		if (n->len > ICS_BUNDLE_MSG_MAX || used + need > room ||
-		    n->msg_id != m->msg_id + k || k == U16_MAX)
+		    n->msg_id != m->msg_id + k)
 			break;
 		used += need;
 		k++;

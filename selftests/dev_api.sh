@@ -101,6 +101,25 @@ closed()
 	assert_eq "dev_close_drops" $((before + 3)) "$(stat_get "$NS_A" dev_close_drops)"
 }
 
+# data_through_netem SET N NETEM...: N messages of ics_dev.py's size SET
+# from node 1 to node 2 through netem NETEM on node 1's veth; fails unless
+# every one arrives, byte for byte and in order.
+data_through_netem()
+{
+	local set=$1 n=$2 mark=$ICS_TMP/data.ready pid rc
+	shift 2
+	rm -f "$mark"
+	in_ns "$NS_B" $DEV data-recv 1 "$n" "$set" "$mark" &
+	pid=$!
+	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	tc -n "$NS_A" qdisc add dev veth0 root netem "$@" || { kill "$pid"; return 1; }
+	dev_in "$NS_A" data-send 2 "$n" "$set"
+	rc=$?
+	wait "$pid" || rc=1
+	tc -n "$NS_A" qdisc del dev veth0 root
+	return $rc
+}
+
 # A user's bytes (not the test pattern) at every size either side of the
 # copybreak and of page and frame boundaries, up to 1 MiB, arrive exactly,
 # in order, through loss, reordering, duplication and corruption on the
@@ -108,20 +127,11 @@ closed()
 # and both ends checksum them where they lie.
 data_exact()
 {
-	local n=60 mark=$ICS_TMP/data.ready pid rc bad rtx
-	rm -f "$mark"
+	local bad rtx
 	bad=$(stat_get "$NS_B" rx_bad_check)
 	rtx=$(stat_get "$NS_A" tx_retransmits)
-	in_ns "$NS_B" $DEV data-recv 1 "$n" mixed "$mark" &
-	pid=$!
-	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
-	tc -n "$NS_A" qdisc add dev veth0 root netem delay 1ms reorder 25% 50% loss 5% \
-		duplicate 5% corrupt 1% || { kill "$pid"; return 1; }
-	dev_in "$NS_A" data-send 2 "$n" mixed
-	rc=$?
-	wait "$pid" || rc=1
-	tc -n "$NS_A" qdisc del dev veth0 root
-	[ $rc = 0 ] || return 1
+	data_through_netem mixed 60 delay 1ms reorder 25% 50% loss 5% duplicate 5% corrupt 1% ||
+		return 1
 	# The faults happened: corrupt frames refused by the CRC, losses repaired.
 	[ "$(stat_get "$NS_B" rx_bad_check)" -gt "$bad" ] || { fail "no frame failed its CRC"; return 1; }
 	[ "$(stat_get "$NS_A" tx_retransmits)" -gt "$rtx" ] || fail "nothing was retransmitted"
@@ -134,23 +144,12 @@ data_exact()
 # exactly the bundled messages the sender sent (each bundle once).
 bundle()
 {
-	local n=3000 mark=$ICS_TMP/bundle.ready pid rc
 	local tb0 tm0 rb0 rm0 tb tm rb rmsgs
-	rm -f "$mark"
 	tb0=$(stat_get "$NS_A" tx_bundles)
 	tm0=$(stat_get "$NS_A" tx_bundled)
 	rb0=$(stat_get "$NS_B" rx_bundles)
 	rm0=$(stat_get "$NS_B" rx_bundled)
-	in_ns "$NS_B" $DEV data-recv 1 "$n" small "$mark" &
-	pid=$!
-	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
-	tc -n "$NS_A" qdisc add dev veth0 root netem delay 5ms reorder 25% 50% loss 3% \
-		duplicate 3% || { kill "$pid"; return 1; }
-	dev_in "$NS_A" data-send 2 "$n" small
-	rc=$?
-	wait "$pid" || rc=1
-	tc -n "$NS_A" qdisc del dev veth0 root
-	[ $rc = 0 ] || return 1
+	data_through_netem small 3000 delay 5ms reorder 25% 50% loss 3% duplicate 3% || return 1
 	tb=$(($(stat_get "$NS_A" tx_bundles) - tb0))
 	tm=$(($(stat_get "$NS_A" tx_bundled) - tm0))
 	rb=$(($(stat_get "$NS_B" rx_bundles) - rb0))
