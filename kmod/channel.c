@@ -33,10 +33,13 @@ void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_ha
 	if (channel >= ICS_CHANNELS)
 		return;
 	mutex_lock(&in->reg_lock);
-	if (rcu_access_pointer(in->handlers[channel]) == h)
+	if (rcu_access_pointer(in->handlers[channel]) == h) {
 		RCU_INIT_POINTER(in->handlers[channel], NULL);
+		synchronize_net();	/* no h->rcv() in flight after this */
+		/* it may have paused the channel; the next handler starts afresh */
+		__ics_channel_pause(in, channel, false);
+	}
 	mutex_unlock(&in->reg_lock);
-	synchronize_net();	/* no h->rcv() in flight after this */
 }
 EXPORT_SYMBOL_GPL(ics_unregister_handler);
 

@@ -16,9 +16,9 @@
  * freed then, and counted as ICS_STAT_DEV_CLOSE_DROPS.
  *
  * Locks: bind_lock orders ICS_IOC_BIND against release; rxq.lock (taken in
- * softirq, so _bh in process context) protects the read queue and
- * rx_mem. Counters are atomics: a file is one reader's and writer's, not a
- * hot shared structure.
+ * softirq, so _bh in process context) protects the read queue, rx_mem and
+ * paused (flow control, ics_file_flow()). Counters are atomics: a file is
+ * one reader's and writer's, not a hot shared structure.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +57,7 @@ struct ics_file {
 	struct sk_buff_head rxq;	/* messages to read; its lock: rx_mem */
 	u32 rx_mem;			/* truesize queued */
 	u32 rcvbuf;			/* READ_ONCE: limit of rx_mem */
+	bool paused;			/* we paused the channel (flow.c) */
 	wait_queue_head_t wq;		/* readers and pollers */
 	/* the last message refused for a full queue, for poll(): */
 	u8 blocked_node;		/* 0: none */
@@ -78,6 +79,28 @@ static void ics_file_put(struct ics_file *f)
 		kfree(f);
 }
 
+/*
+ * Flow control (flow.c): the channel is paused while the queue holds more
+ * than half of rcvbuf, and resumed once the reader brought it down to a
+ * quarter; the other half is room for what the peers have in flight when
+ * they learn it. Under rxq.lock, so that pausing and resuming follow the
+ * queue in order. @ch is the file's channel (the receive path passes it:
+ * f->channel is set only after the handler is registered).
+ */
+static void ics_file_flow(struct ics_file *f, unsigned int ch)
+{
+	u32 rcvbuf = READ_ONCE(f->rcvbuf);
+
+	lockdep_assert_held(&f->rxq.lock);
+	if (!f->paused && f->rx_mem > rcvbuf / 2)
+		f->paused = true;
+	else if (f->paused && f->rx_mem <= rcvbuf / 4)
+		f->paused = false;
+	else
+		return;
+	__ics_channel_pause(ics_net(f->net), ch, f->paused);
+}
+
 /* In softirq under the sending peer's lock: queue it, or drop and count. */
 static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int channel,
 			 struct sk_buff *skb)
@@ -87,11 +110,15 @@ static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigne
 
 	ICS_FILE_CB(skb)->src = src;
 	spin_lock(&f->rxq.lock);
-	/* An empty queue takes any message, so no rcvbuf makes one unreadable. */
+	/*
+	 * An empty queue takes any message, so no rcvbuf makes one unreadable;
+	 * with flow control a full one means a peer sent past our pause.
+	 */
 	if (skb_queue_empty(&f->rxq) || f->rx_mem + skb->truesize <= READ_ONCE(f->rcvbuf)) {
 		f->rx_mem += skb->truesize;
 		__skb_queue_tail(&f->rxq, skb);
 		queued = true;
+		ics_file_flow(f, channel);
 	}
 	spin_unlock(&f->rxq.lock);
 	if (!queued) {
@@ -234,6 +261,7 @@ static struct sk_buff *ics_file_dequeue(struct ics_file *f, size_t room)
 	} else {
 		__skb_unlink(skb, &f->rxq);
 		f->rx_mem -= skb->truesize;
+		ics_file_flow(f, f->channel);	/* bound: read checked */
 	}
 	spin_unlock_bh(&f->rxq.lock);
 	return skb;
@@ -244,6 +272,7 @@ static void ics_file_requeue(struct ics_file *f, struct sk_buff *skb)
 	spin_lock_bh(&f->rxq.lock);
 	__skb_queue_head(&f->rxq, skb);
 	f->rx_mem += skb->truesize;
+	ics_file_flow(f, f->channel);
 	spin_unlock_bh(&f->rxq.lock);
 }
 

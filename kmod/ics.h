@@ -133,6 +133,10 @@ struct ics_net {
 	u32 ev_head, ev_tail, ev_lost;
 	struct work_struct ev_work;	/* emits the queued events, in order */
 	struct blocking_notifier_head notifier;	/* in-kernel event listeners */
+
+	/* flow control (flow.c) */
+	atomic_t pause;			/* pause_gen << 16 | bit per paused channel */
+	struct work_struct pause_work;	/* tells the peers of a resume */
 };
 
 struct ics_bind {
@@ -193,6 +197,9 @@ struct ics_link {
 	unsigned long min_rtt_stamp[2];
 	u32 srtt_us, rttvar_us, rto_ms;
 	u32 peer_mtu;			/* from its hello; 0 = unknown */
+	/* the channels it paused, from its ACKs and heartbeats (flow.c) */
+	u16 peer_paused, peer_pause_gen;
+	bool peer_pause_known;		/* false: take the next word, whatever its gen */
 	u32 next_msg_id[ICS_CHANNELS];	/* per channel: ids are in order there */
 	u32 queued_msgs;
 	u64 queued_bytes;
@@ -222,6 +229,7 @@ struct ics_link {
 	u16 rx_last_valid;		/* bit per channel */
 	struct sk_buff_head ooo;	/* ahead of a gap, by seq */
 	struct timer_list ack_timer;	/* delayed acknowledgement */
+	u32 pause_sent;			/* the pause word our last ACK carried */
 
 	/* counters: these under tx_lock, */
 	u64 tx_frames, retransmits, fast_retransmits, timeouts, resets;
@@ -414,6 +422,7 @@ void ics_link_push(struct ics_peer *p);
 void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		      const struct ics_wire_ack *sack);
 void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
+void ics_link_pause_rcv(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
 void ics_link_fail(struct ics_peer *p, int err);
 void ics_link_fail_take(struct ics_peer *p, struct list_head *out);
 void ics_link_fail_report(struct ics_net *in, struct list_head *out, int err);
@@ -489,6 +498,18 @@ static inline void ics_heard(struct ics_peer *p, u64 now)
 {
 	if ((s64)(now - READ_ONCE(p->last_heard_ns)) > 0)
 		WRITE_ONCE(p->last_heard_ns, now);
+}
+
+/* flow.c: flow control, receiver to senders */
+void ics_flow_init(struct ics_net *in);
+void ics_flow_exit(struct ics_net *in);
+void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
+bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
+
+/* The paused channels now, pause_gen << 16 | mask. */
+static inline u32 ics_pause_word(struct ics_net *in)
+{
+	return (u32)atomic_read(&in->pause);
 }
 
 /* member.c */

@@ -7,7 +7,8 @@
  * duplicate arrivals are acknowledged at once, with the SACK map, so that
  * the sender repairs the gap without waiting for its timer; in-order data is
  * acknowledged every ICS_ACK_EVERY frames, by any frame going back, or by
- * the delayed-ack timer.
+ * the delayed-ack timer; and at once when our paused channels changed since
+ * the last ACK (flow.c), which every ACK reports.
  *
  * A frame of a newer session than ours (the sender started over) resets the
  * receive side if it is one of the session's first ICS_RX_WINDOW frames, else
@@ -195,8 +196,9 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 		l->rcv_nxt++;
 		l->rx_unacked++;
 	}
+	/* and at once if a channel paused or resumed since the last ACK (flow.c) */
 	ack_now = l->rx_unacked >= ICS_ACK_EVERY || !skb_queue_empty(&l->ooo) ||
-		  ackreq;
+		  ackreq || l->pause_sent != ics_pause_word(in);
 unlock:
 	spin_unlock(&p->lock);
 	if (ack_now)
@@ -226,7 +228,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	struct ics_link *l = &p->link;
 	struct ics_wire_ack *w;
 	struct sk_buff *skb, *s;
-	u32 bits = 0, d;
+	u32 bits = 0, d, pause;
 
 	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN, ICS_ACK_LEN, GFP_ATOMIC);
 	if (!skb)
@@ -250,10 +252,14 @@ void ics_link_ack_send(struct ics_peer *p)
 	}
 	l->rx_unacked = 0;
 	l->tx_acks++;
+	pause = ics_pause_word(p->b->in);
+	WRITE_ONCE(l->pause_sent, pause);	/* flow.c reads it racily */
 	spin_unlock_bh(&p->lock);
 
 	w->window = htons(ICS_RX_WINDOW);
 	w->sack_bits = htons(bits);
+	w->paused = htons(pause & 0xffff);
+	w->pause_gen = htons(pause >> 16);
 	((struct ics_wire_hdr *)skb_network_header(skb))->ack_sess = htonl(a.ack_sess);
 	((struct ics_wire_hdr *)skb_network_header(skb))->ack = htonl(a.ack);
 	if (!ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))

@@ -220,6 +220,12 @@ static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
 	ics_count(in, ICS_STAT_LINK_RESETS);
 }
 
+/* @ch has a message to cut, and the peer did not pause it (flow.c). */
+static bool ics_ready(const struct ics_link *l, int ch)
+{
+	return !list_empty(&l->q[ch].pending) && !(l->peer_paused & BIT(ch));
+}
+
 /* The channel to serve next, or -1. */
 static int ics_pick(struct ics_link *l, const struct ics_net *in)
 {
@@ -229,7 +235,7 @@ static int ics_pick(struct ics_link *l, const struct ics_net *in)
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
 		prio[ch] = READ_ONCE(in->prio[ch]);
-		if (!list_empty(&l->q[ch].pending))
+		if (ics_ready(l, ch))
 			mask |= BIT(prio[ch]);
 	}
 	if (!mask)
@@ -248,7 +254,7 @@ static int ics_pick(struct ics_link *l, const struct ics_net *in)
 
 	for (i = 1; i <= ICS_CHANNELS; i++) {
 		ch = (l->rr[lvl] + i) % ICS_CHANNELS;
-		if (prio[ch] == lvl && !list_empty(&l->q[ch].pending)) {
+		if (prio[ch] == lvl && ics_ready(l, ch)) {
 			l->rr[lvl] = ch;
 			return ch;
 		}
@@ -264,7 +270,7 @@ static int ics_pick_urgent(struct ics_link *l, const struct ics_net *in)
 
 	for (i = 1; i <= ICS_CHANNELS; i++) {
 		ch = (l->rr[0] + i) % ICS_CHANNELS;
-		if (!READ_ONCE(in->prio[ch]) && !list_empty(&l->q[ch].pending)) {
+		if (!READ_ONCE(in->prio[ch]) && ics_ready(l, ch)) {
 			l->rr[0] = ch;
 			return ch;
 		}
@@ -397,7 +403,7 @@ static bool ics_any_pending(const struct ics_link *l)
 	int ch;
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++)
-		if (!list_empty(&l->q[ch].pending))
+		if (ics_ready(l, ch))
 			return true;
 	return false;
 }
@@ -944,15 +950,23 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		      const struct ics_wire_ack *w)
 {
 	struct ics_link *l = &p->link;
+	bool resumed = false;
 	LIST_HEAD(done);
 
 	spin_lock_bh(&l->tx_lock);
-	if (w)
+	if (w) {
 		l->rx_acks++;
+		/* whatever it acknowledges: the incarnation is the one we know */
+		if (ics_flow_take(p, ntohs(w->paused), ntohs(w->pause_gen), false))
+			resumed = true;
+	}
 	/* Only acks for our session, within what we sent, count. */
 	if (!l->tx_sess || ack_sess != l->tx_sess || ics_before(ack + 1, l->snd_una) ||
-	    !ics_before(ack, l->snd_nxt))
+	    !ics_before(ack, l->snd_nxt)) {
+		if (resumed)
+			ics_push_locked(p);
 		goto out;
+	}
 	if (ack + 1 != l->snd_una)
 		ics_ack_advance(p, ack, &done);
 	if (w)
@@ -961,6 +975,17 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 out:
 	spin_unlock_bh(&l->tx_lock);
 	ics_msgs_finish(p->b->in, &done, 0);
+}
+
+/* The pause word of @p's heartbeat (@fresh: of a new incarnation). */
+void ics_link_pause_rcv(struct ics_peer *p, u16 paused, u16 gen, bool fresh)
+{
+	struct ics_link *l = &p->link;
+
+	spin_lock_bh(&l->tx_lock);
+	if (ics_flow_take(p, paused, gen, fresh))
+		ics_push_locked(p);
+	spin_unlock_bh(&l->tx_lock);
 }
 
 void ics_link_reset_rcv(struct ics_peer *p, u32 sess)

@@ -94,6 +94,7 @@ static int __net_init ics_net_init(struct net *net)
 	init_waitqueue_head(&in->send_wq);
 	init_waitqueue_head(&in->ping_wq);
 	memcpy(in->prio, ics_default_prio, sizeof(in->prio));
+	ics_flow_init(in);
 	err = ics_member_init(in);
 	if (!err)
 		err = ics_stats_init(in);
@@ -115,6 +116,7 @@ static void __net_exit ics_net_exit(struct net *net)
 	for (ch = 0; ch < ICS_CHANNELS; ch++)
 		if (rcu_access_pointer(in->handlers[ch]))
 			pr_warn("channel %d handler still registered at netns exit\n", ch);
+	ics_flow_exit(in);
 	ics_member_exit(in);	/* the events of the unbind go out first */
 	ics_stats_free(in);
 }

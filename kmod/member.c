@@ -5,12 +5,13 @@
  *
  * Every instance broadcasts a heartbeat (a HELLO frame on CNX) every
  * heartbeat_ms: its incarnation, MTU, interval, votes, the nodes it hears,
- * and echoes of others' heartbeats for round-trip times. Broadcast, so the
- * traffic grows with the number of members, not with its square. A node
- * heard is JOINING; it becomes a MEMBER once its heartbeats list us too
- * (both directions work); it is DOWN when nothing at all (heartbeat or data)
- * came from it for heartbeat_misses of its intervals, and LEFT when it
- * announced that it unbinds. A node that does not know yet that we hear it
+ * its paused channels (flow.c), and echoes of others' heartbeats for
+ * round-trip times. Broadcast, so the traffic grows with the number of
+ * members, not with its square. A node heard is JOINING; it becomes a
+ * MEMBER once its heartbeats list us too (both directions work); it is
+ * DOWN when nothing at all (heartbeat or data) came from it for
+ * heartbeat_misses of its intervals, and LEFT when it announced that it
+ * unbinds. A node that does not know yet that we hear it
  * gets a unicast answer at once, so two nodes join in one and a half round
  * trips instead of an interval.
  *
@@ -257,6 +258,7 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	u64 now = ktime_get_ns(), seen = 0;
 	unsigned int n = 0, i, node, start = b->echo_next;
 	struct ics_peer *p;
+	u32 pause;
 
 	lockdep_assert_held(&in->member_lock);
 	memset(h, 0, sizeof(*h));
@@ -267,6 +269,9 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	h->seq = htonl(b->hb_seq);
 	h->ts_us = htonl((u32)div_u64(now, NSEC_PER_USEC));
 	h->votes = READ_ONCE(in->votes);
+	pause = ics_pause_word(in);
+	h->paused = htons(pause & 0xffff);
+	h->pause_gen = htons(pause >> 16);
 	if (to && to->echo_pending)
 		ics_echo_put(&h->echo[n++], to, now);
 	for (i = 0; i < ICS_MAX_NODES; i++) {
@@ -331,7 +336,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	struct ics_net *in = b->in;
 	u64 now = ktime_get_ns(), gap;
 	struct ics_wire_hello h, ans;
-	bool restart = false, reply = false, sees_us, changed;
+	bool restart = false, reply = false, fresh, sees_us, changed;
 	u32 flags, seq, mtu;
 	u8 old, state, reason = ICS_REASON_NONE, votes;
 	LIST_HEAD(fail);
@@ -367,7 +372,8 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	ics_count(in, ICS_STAT_HELLO_RX);
 	ics_count_dir(&in->stats->chan[ICS_CH_CNX].rx, sizeof(h));
 
-	if (restart || !p->incarnation) {
+	fresh = restart || !p->incarnation;
+	if (fresh) {
 		spin_lock(&p->lock);
 		WRITE_ONCE(p->incarnation, inc);
 		if (restart)
@@ -435,6 +441,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	spin_unlock_bh(&in->member_lock);
 
 	ics_link_fail_report(in, &fail, err);
+	ics_link_pause_rcv(p, ntohs(h.paused), ntohs(h.pause_gen), fresh);
 	mtu = ntohl(h.mtu);
 	if (mtu >= ICS_MIN_MTU && mtu != READ_ONCE(p->link.peer_mtu)) {
 		WRITE_ONCE(p->link.peer_mtu, mtu);

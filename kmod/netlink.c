@@ -374,7 +374,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 /* A snapshot of a link, taken under its locks, put without them. */
 struct ics_link_info {
 	u32 tx_sess, rx_sess, snd_una, snd_nxt, rcv_nxt, cwnd, ssthresh, srtt_us, rttvar_us;
-	u32 rto_ms, mtu, queued_msgs, ooo;
+	u32 rto_ms, mtu, queued_msgs, ooo, peer_paused;
 	u64 queued_bytes, chan_bytes[ICS_CHANNELS];
 	u64 tx_frames, retransmits, fast_retransmits, timeouts, rx_frames, duplicates;
 	u64 out_of_order, crc_errors, tx_acks, rx_acks, resets, msgs_done, msgs_failed;
@@ -406,6 +406,7 @@ static void ics_link_snapshot(struct ics_peer *p, struct ics_link_info *li)
 	li->resets = l->resets;
 	li->msgs_done = l->msgs_done;
 	li->msgs_failed = l->msgs_failed;
+	li->peer_paused = l->peer_paused;
 	spin_unlock_bh(&l->tx_lock);
 
 	spin_lock_bh(&p->lock);
@@ -460,7 +461,8 @@ static int ics_nl_put_link(struct sk_buff *skb, struct ics_net *in, unsigned int
 	    ICS_PUT_LINK_U32(RTO_MS, rto_ms) ||
 	    ICS_PUT_LINK_U32(MTU, mtu) ||
 	    ICS_PUT_LINK_U32(QUEUED_MSGS, queued_msgs) ||
-	    ICS_PUT_LINK_U64(QUEUED_BYTES, queued_bytes))
+	    ICS_PUT_LINK_U64(QUEUED_BYTES, queued_bytes) ||
+	    ICS_PUT_LINK_U32(PEER_PAUSED, peer_paused))
 		return -EMSGSIZE;
 	q = nla_nest_start(skb, ICS_LINK_A_QUEUE);
 	if (!q)

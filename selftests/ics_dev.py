@@ -19,6 +19,9 @@ change there that breaks user space breaks this too.
                           data_bytes(i, size)
   data-recv PEER N SET MARK  bind TEST, touch MARK, read N messages from PEER:
                           each must be, byte for byte, what data-send sent
+  hold PEER N SET RCVBUF MARK  bind TEST with RCVBUF, touch MARK, read nothing
+                          until stdin says "read" (flow control holds the
+                          sender); then as data-recv, and nothing dropped
 """
 import errno
 import fcntl
@@ -282,6 +285,26 @@ def cmd_data_recv(peer, n, sizes, mark):
     bind(fd, ICS_CH_TEST)
     fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", 64 << 20))
     open(mark, "w").close()
+    read_data(fd, peer, n, sizes)
+
+
+def cmd_hold(peer, n, sizes, rcvbuf, mark):
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
+    open(mark, "w").close()
+    sys.stdin.readline()
+    s = stats(fd)
+    print("# held: %d messages queued on the reader, %d dropped" % (s["rx_queued"],
+                                                                    s["rx_dropped"]), flush=True)
+    if s["rx_queued"] >= n:
+        fail("all %d messages reached the reader's queue: nothing was held" % n)
+    read_data(fd, peer, n, sizes)
+    if stats(fd)["rx_dropped"]:
+        fail("%d messages dropped by the reader's full queue" % stats(fd)["rx_dropped"])
+
+
+def read_data(fd, peer, n, sizes):
     for i in range(n):
         if not wait_readable(fd, 120):
             fail("message %d of %d: nothing within 120 s" % (i, n))
@@ -299,7 +322,7 @@ def cmd_data_recv(peer, n, sizes, mark):
 def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
             "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
-            "data-recv": (cmd_data_recv, 4)}
+            "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

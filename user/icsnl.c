@@ -754,6 +754,8 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_TX_BUNDLED]		= "tx_bundled",
 	[ICS_STAT_RX_BUNDLES]		= "rx_bundles",
 	[ICS_STAT_RX_BUNDLED]		= "rx_bundled",
+	[ICS_STAT_RX_PAUSES]		= "rx_pauses",
+	[ICS_STAT_TX_PAUSES]		= "tx_pauses",
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */
@@ -892,6 +894,7 @@ static const struct {
 	[ICS_LINK_A_RESETS]		= { "resets", 8 },
 	[ICS_LINK_A_MSGS_DONE]		= { "msgs_done", 8 },
 	[ICS_LINK_A_MSGS_FAILED]	= { "msgs_failed", 8 },
+	[ICS_LINK_A_PEER_PAUSED]	= { "peer_paused", 4 },
 };
 
 const char *ics_link_key(int attr)

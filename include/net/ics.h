@@ -102,6 +102,17 @@ int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *dat
 u8 ics_node_id(struct net *net);
 
 /*
+ * Flow control. A channel's handler that cannot keep up pauses its channel:
+ * every peer then holds that channel's messages (they wait in its send
+ * queue, whose limit blocks or refuses their senders) until the handler
+ * resumes it; the frames already in flight still arrive, so the handler
+ * needs room for a window's worth past the point where it pauses. Other
+ * channels go on. Only the channel's registered handler may pause it;
+ * unregistering resumes it. Idempotent; any context.
+ */
+void ics_channel_pause(struct net *net, unsigned int channel, bool pause);
+
+/*
  * Membership. A notifier registered on a netns's instance is called for every
  * membership event of that instance, in order, in process context (it may
  * sleep), with the event type as action and a const struct ics_event * as

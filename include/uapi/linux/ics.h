@@ -222,7 +222,7 @@
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	4
+#define ICS_WIRE_VERSION	5
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -388,9 +388,19 @@ struct ics_wire_brec {
 struct ics_wire_ack {
 	__be16	window;		/* frames the receiver accepts past ack */
 	__be16	sack_bits;	/* valid bits in sack, 0..ICS_SACK_BITS */
-	__be32	reserved;
+	__be16	paused;		/* ICS_PAUSE: channels the sender must hold */
+	__be16	pause_gen;	/* ICS_PAUSE: + 1 at every change of paused */
 	__u8	sack[ICS_SACK_BITS / 8];
 };
+
+/*
+ * Flow control (ICS_PAUSE, in every ACK and heartbeat): bit c of paused set
+ * means the receiver of channel c cannot keep up; a sender cuts no new frame
+ * of that channel for this node (frames in flight still go) until a word
+ * with a newer pause_gen clears the bit. pause_gen grows by one at every
+ * change, so a word older than the last one taken (compared as 16-bit
+ * serial numbers) is stale and ignored; a new incarnation starts afresh.
+ */
 
 /*
  * Payload of an ICS_FT_HELLO frame: the heartbeat. Broadcast every
@@ -425,7 +435,10 @@ struct ics_wire_hello {
 	__be32	ts_us;		/* sender's monotonic clock, microseconds, low 32 bits */
 	__be64	seen;		/* bit n - 1: the sender hears node n */
 	__u8	votes;		/* sender's quorum votes, 0 or 1 */
-	__u8	reserved[7];
+	__u8	reserved;
+	__be16	paused;		/* ICS_PAUSE, as in struct ics_wire_ack */
+	__be16	pause_gen;
+	__u8	reserved2[2];
 	struct ics_wire_echo echo[ICS_HB_ECHOES];
 };
 
@@ -641,6 +654,8 @@ enum ics_stat {
 	ICS_STAT_TX_BUNDLED,		/* the messages in them */
 	ICS_STAT_RX_BUNDLES,		/* such frames received in order */
 	ICS_STAT_RX_BUNDLED,		/* the messages in them */
+	ICS_STAT_RX_PAUSES,		/* our receivers paused their channel (flow control) */
+	ICS_STAT_TX_PAUSES,		/* peers paused a channel for us */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
@@ -682,6 +697,7 @@ enum ics_link_attr {
 	ICS_LINK_A_RESETS,	/* u64: send sessions restarted */
 	ICS_LINK_A_MSGS_DONE,	/* u64 */
 	ICS_LINK_A_MSGS_FAILED,	/* u64 */
+	ICS_LINK_A_PEER_PAUSED,	/* u32: channels the peer paused (bit per channel) */
 	__ICS_LINK_A_LAST
 };
 #define ICS_LINK_A_MAX (__ICS_LINK_A_LAST - 1)

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Flow control from a channel's receiver back to its senders
+ * (Documentation/design.rst, "Flow control").
+ *
+ * A link's window keeps the wire and the receiving CPU from being flooded,
+ * but not a receiver that takes messages slower than they come: a /dev/ics
+ * reader, say. Without more, its queue overflows and messages the link
+ * delivered are dropped after all, while the receiving CPU spends itself
+ * taking apart frames for nobody (a single-vCPU guest then starved even its
+ * heartbeats). So a channel's handler that cannot keep up pauses the
+ * channel, and every peer cuts no new frame of it until it is resumed;
+ * its messages wait in the sender's channel queue, whose limit blocks or
+ * refuses (EAGAIN) the writers. Frames in flight still arrive and are
+ * taken, so the handler must have room for a window's worth past the point
+ * where it pauses (dev.c pauses at half its queue). Other channels go on.
+ *
+ * The paused channels are one word per instance, in->pause: a generation in
+ * the high 16 bits, + 1 at every change, and the channel bits in the low 16,
+ * changed by cmpxchg so that a mask is never read with another change's
+ * generation. Every ACK and every heartbeat carries it. A peer takes a word
+ * whose generation is not older than the last one it took (ACKs and
+ * heartbeats may pass each other); a new incarnation starts afresh.
+ *
+ * Pausing is said by the next ACK to each sending peer: link_rx.c acks at
+ * once when the word changed since its last ACK to that peer, and a pause
+ * only ever happens when data arrives. Resuming happens when the reader
+ * reads, with nothing arriving: pause_work sends at once an ACK to every
+ * peer whose last ACK carried another word, and the next heartbeat repeats
+ * the word for everyone (a resume whose ACK is lost costs one heartbeat
+ * interval, and a peer that never sent us data learns it that way).
+ *
+ * Only the channel's registered handler pauses or resumes its channel;
+ * ics_unregister_handler() resumes it once no call of the handler can be
+ * in flight, under reg_lock, so the next handler starts unpaused.
+ */
+#include <linux/export.h>
+
+#include "ics.h"
+
+#define ICS_PAUSE_MASK	0xffffU
+
+static void ics_pause_work(struct work_struct *w);
+
+void ics_flow_init(struct ics_net *in)
+{
+	atomic_set(&in->pause, 0);
+	INIT_WORK(&in->pause_work, ics_pause_work);
+}
+
+/* Nothing can pause or resume any more (every handler is gone). */
+void ics_flow_exit(struct ics_net *in)
+{
+	cancel_work_sync(&in->pause_work);
+}
+
+/* Set @ch's bit to @pause; true if it changed. */
+static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
+{
+	int old = atomic_read(&in->pause), new;
+
+	do {
+		if (!!(old & BIT(ch)) == pause)
+			return false;
+		new = (((old >> 16) + 1) << 16) | ((old ^ BIT(ch)) & ICS_PAUSE_MASK);
+	} while (!atomic_try_cmpxchg(&in->pause, &old, new));
+	return true;
+}
+
+void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
+{
+	if (!ics_pause_set(in, ch, pause))
+		return;
+	if (pause)
+		ics_count(in, ICS_STAT_RX_PAUSES);
+	else
+		queue_work(system_highpri_wq, &in->pause_work);
+}
+
+/**
+ * ics_channel_pause - hold or release the peers' traffic on a channel
+ * @net: network namespace of the instance
+ * @channel: enum ics_channel, whose handler the caller registered
+ * @pause: true to hold, false to release
+ *
+ * See include/net/ics.h. Idempotent; any context.
+ */
+void ics_channel_pause(struct net *net, unsigned int channel, bool pause)
+{
+	if (channel < ICS_CHANNELS)
+		__ics_channel_pause(ics_net(net), channel, pause);
+}
+EXPORT_SYMBOL_GPL(ics_channel_pause);
+
+/*
+ * Tell every live peer whose last ACK carried another word (a resume). A
+ * peer with no session of ours to acknowledge gets no ACK (link_rx.c) and
+ * learns from the next heartbeat. ics_unbind() waits for this RCU section.
+ */
+static void ics_pause_work(struct work_struct *w)
+{
+	struct ics_net *in = container_of(w, struct ics_net, pause_work);
+	struct ics_bind *b;
+	struct ics_peer *p;
+	int node;
+
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	for (node = 1; b && node <= ICS_MAX_NODES; node++) {
+		p = rcu_dereference(b->peers[node]);
+		if (p && ics_live(READ_ONCE(p->state)) &&
+		    READ_ONCE(p->link.pause_sent) != ics_pause_word(in))
+			ics_link_ack_send(p);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * A pause word from @p (an ACK or a heartbeat; @fresh: its first of a new
+ * incarnation), under its link's tx_lock. True if a channel with messages
+ * waiting was resumed: the caller pushes.
+ */
+bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh)
+{
+	struct ics_link *l = &p->link;
+	u16 resumed, newly;
+	int ch;
+
+	lockdep_assert_held(&l->tx_lock);
+	if (!fresh && l->peer_pause_known && (s16)(gen - l->peer_pause_gen) < 0)
+		return false;	/* older than what we have */
+	newly = paused & ~l->peer_paused;
+	resumed = l->peer_paused & ~paused;
+	l->peer_paused = paused;
+	l->peer_pause_gen = gen;
+	l->peer_pause_known = true;
+	if (newly)
+		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_TX_PAUSES], hweight16(newly));
+	for (ch = 0; resumed && ch < ICS_CHANNELS; ch++)
+		if ((resumed & BIT(ch)) && !list_empty(&l->q[ch].pending))
+			return true;
+	return false;
+}
