@@ -53,6 +53,7 @@ struct ics_file {
 	struct ics_handler h;
 	struct mutex bind_lock;		/* channel: set once, under it */
 	int channel;			/* -1 until bound */
+	bool batch;			/* ICS_DEV_BIND_BATCH, set with channel */
 	bool closing;			/* release started: bind no more */
 	struct sk_buff_head rxq;	/* messages to read; its lock: rx_mem */
 	u32 rx_mem;			/* truesize queued */
@@ -184,7 +185,7 @@ static long ics_file_bind(struct ics_file *f, const void __user *arg)
 
 	if (copy_from_user(&b, arg, sizeof(b)))
 		return -EFAULT;
-	if (b.channel >= ICS_CHANNELS || b.flags)
+	if (b.channel >= ICS_CHANNELS || (b.flags & ~ICS_DEV_BIND_ALL))
 		return -EINVAL;
 	if (!ics_may_bind(f, b.channel))
 		return -EPERM;
@@ -193,8 +194,11 @@ static long ics_file_bind(struct ics_file *f, const void __user *arg)
 		err = -EALREADY;
 	} else {
 		err = ics_register_handler(f->net, b.channel, &f->h);
-		if (!err)
-			f->channel = b.channel;
+		if (!err) {
+			f->batch = b.flags & ICS_DEV_BIND_BATCH;
+			/* pairs with read's acquire: batch is set when channel is */
+			smp_store_release(&f->channel, b.channel);
+		}
 	}
 	mutex_unlock(&f->bind_lock);
 	return err == -EBUSY ? -EADDRINUSE : err;
@@ -276,15 +280,43 @@ static void ics_file_requeue(struct ics_file *f, struct sk_buff *skb)
 	spin_unlock_bh(&f->rxq.lock);
 }
 
+/* Copy @skb out as a record, with @pad zero bytes before it; a fault requeues it. */
+static int ics_file_copy_out(struct ics_file *f, struct sk_buff *skb, struct iov_iter *to,
+			     size_t pad)
+{
+	static const u8 zero[ICS_DEV_ALIGN];
+	struct ics_dev_hdr hdr = {
+		.len = skb->len,
+		.node = ICS_FILE_CB(skb)->src,
+		.channel = f->channel,
+	};
+
+	if (copy_to_iter(zero, pad, to) != pad ||
+	    copy_to_iter(&hdr, sizeof(hdr), to) != sizeof(hdr) ||
+	    skb_copy_datagram_iter(skb, 0, to, skb->len)) {
+		ics_file_requeue(f, skb);
+		return -EFAULT;
+	}
+	atomic64_inc(&f->rx_msgs);
+	atomic64_add(skb->len, &f->rx_bytes);
+	consume_skb(skb);
+	return 0;
+}
+
+/*
+ * One message; with ICS_DEV_BIND_BATCH, then every next one that fits,
+ * aligned, without waiting. A fault loses nothing: the message goes back
+ * to the head; after the first, the read returns what it has.
+ */
 static ssize_t ics_file_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct ics_file *f = iocb->ki_filp->private_data;
-	size_t room = iov_iter_count(to);
-	struct ics_dev_hdr hdr = {};
+	size_t room = iov_iter_count(to), done, pad, len;
 	struct sk_buff *skb;
 	int err;
 
-	if (READ_ONCE(f->channel) < 0)
+	/* pairs with bind's release: batch is read after channel */
+	if (smp_load_acquire(&f->channel) < 0)
 		return -EBADFD;
 	for (;;) {
 		skb = ics_file_dequeue(f, room);
@@ -298,19 +330,25 @@ static ssize_t ics_file_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		if (err)
 			return err;
 	}
-	hdr.len = skb->len;
-	hdr.node = ICS_FILE_CB(skb)->src;
-	hdr.channel = f->channel;
-	/* A fault loses nothing: the message goes back to the head. */
-	if (copy_to_iter(&hdr, sizeof(hdr), to) != sizeof(hdr) ||
-	    skb_copy_datagram_iter(skb, 0, to, skb->len)) {
-		ics_file_requeue(f, skb);
-		return -EFAULT;
+	done = sizeof(struct ics_dev_hdr) + skb->len;
+	err = ics_file_copy_out(f, skb, to, 0);
+	if (err)
+		return err;
+	while (f->batch) {
+		pad = ALIGN(done, ICS_DEV_ALIGN) - done;
+		room = iov_iter_count(to);
+		if (room <= pad)
+			break;
+		skb = ics_file_dequeue(f, room - pad);
+		if (IS_ERR(skb))
+			break;	/* none left, or the next does not fit */
+		len = skb->len;	/* the copy consumes the skb */
+		if (ics_file_copy_out(f, skb, to, pad))
+			break;
+		done += pad + sizeof(struct ics_dev_hdr) + len;
+		cond_resched();	/* a large buffer may take many small messages */
 	}
-	atomic64_inc(&f->rx_msgs);
-	atomic64_add(skb->len, &f->rx_bytes);
-	consume_skb(skb);
-	return sizeof(hdr) + hdr.len;
+	return done;
 }
 
 /*

@@ -46,6 +46,11 @@ perms()
 
 polls() { dev_in "$NS_A" poll 2; }
 
+# ICS_DEV_BIND_BATCH: one read takes every queued message that fits, each
+# record aligned to 8 bytes with zero padding, in order; the first must fit
+# (EMSGSIZE), and nothing queued is EAGAIN.
+batch() { dev_in "$NS_A" batch 2; }
+
 # Frames lost (netem loss 100%): writes queue up to chan_queue_max, then
 # EAGAIN and no POLLOUT; once frames flow again, POLLOUT.
 fill()
@@ -300,6 +305,7 @@ step_add setup
 case_add "/dev/ics: every bad call refused with its errno, nothing lost" errors
 case_add "binding: TEST to the group user_gid, other channels CAP_NET_ADMIN only" perms
 case_add "poll/epoll: POLLIN only with a message queued, POLLOUT when idle" polls
+case_add "batched reads: every queued message that fits, aligned, in order" batch
 case_add "non-blocking writes: EAGAIN and no POLLOUT on a full link, POLLOUT after" fill
 case_add "answers queued on a file survive the peer leaving; then EHOSTDOWN" peer_left
 case_add "close with messages queued: freed and counted" closed

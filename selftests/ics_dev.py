@@ -19,6 +19,8 @@ change there that breaks user space breaks this too.
                           data_bytes(i, size)
   data-recv PEER N SET MARK  bind TEST, touch MARK, read N messages from PEER:
                           each must be, byte for byte, what data-send sent
+  batch PEER              ICS_DEV_BIND_BATCH: reads take every queued message
+                          that fits, aligned, in order, padding zero
   hold PEER N SET RCVBUF MARK  bind TEST with RCVBUF, touch MARK, read nothing
                           until stdin says "read" (flow control holds the
                           sender); then as data-recv, and nothing dropped
@@ -35,6 +37,7 @@ import time
 ICS_CH_TEST, ICS_CH_CFS = 14, 3
 ICS_MSG_MAX = 16 << 20
 F_ECHO, F_ECHO_LEN, F_SINK, F_SYNC = 1, 2, 4, 8
+BIND_BATCH, DEV_ALIGN = 1, 8
 HDR = struct.Struct("=IBBH")          # struct ics_dev_hdr
 BIND = struct.Struct("=II")           # struct ics_dev_bind
 STATS = struct.Struct("=7QiI")        # struct ics_dev_stats
@@ -103,7 +106,7 @@ def cmd_errors(peer, unknown):
     expect("write before bind", errno.EBADFD, send, fd, peer, b"x")
     expect("read before bind", errno.EBADFD, os.read, fd, 100)
     expect("bind channel 16", errno.EINVAL, bind, fd, 16)
-    expect("bind with flags", errno.EINVAL, bind, fd, ICS_CH_TEST, 1)
+    expect("bind with an unknown flag", errno.EINVAL, bind, fd, ICS_CH_TEST, 2)
     expect("unknown ioctl", errno.ENOTTY, fcntl.ioctl, fd, _ioc(0, 99, 0))
     bind(fd, ICS_CH_TEST)
     expect("bind twice", errno.EALREADY, bind, fd, ICS_CH_TEST)
@@ -229,6 +232,62 @@ def cmd_fill(peer):
         fail("write after POLLOUT: %s" % errno.errorcode.get(e.errno))
 
 
+def records(data):
+    """A batched read's records: (len, node, channel, flags, padding)."""
+    out, off = [], 0
+    while off < len(data):
+        n, node, ch, flags = HDR.unpack_from(data, off)
+        end = off + HDR.size + n
+        nxt = (end + DEV_ALIGN - 1) & ~(DEV_ALIGN - 1)
+        out.append((n, node, ch, flags, data[end:nxt]))
+        off = nxt
+    return out
+
+
+def cmd_batch(peer):
+    sizes = [0, 1, 7, 8, 9, 100, 1000, 3, 4096, 5]
+    fd = dev(os.O_NONBLOCK)
+    bind(fd, ICS_CH_TEST, BIND_BATCH)
+    for n in sizes:
+        send(fd, peer, struct.pack(">I", n), F_ECHO | F_ECHO_LEN)
+    deadline = time.time() + 30
+    while stats(fd)["rx_queued"] < len(sizes) and time.time() < deadline:
+        time.sleep(0.05)
+    if stats(fd)["rx_queued"] != len(sizes):
+        fail("only %d of %d answers queued" % (stats(fd)["rx_queued"], len(sizes)))
+        return
+    got = []
+
+    def take(room, want):
+        data = os.read(fd, room)
+        recs = records(data)
+        if [r[0] for r in recs] != want or any(r[1] != peer or r[2] != ICS_CH_TEST
+                                               for r in recs):
+            fail("read(%d): records %s, want lengths %s from node %d" %
+                 (room, [r[:3] for r in recs], want, peer))
+        if any(r[4].strip(b"\0") for r in recs):
+            fail("read(%d): padding not zero" % room)
+        got.extend(r[0] for r in recs)
+        return len(data)
+
+    # the first alone, its buffer exact: 8 bytes
+    if take(HDR.size, [0]) != HDR.size:
+        fail("one empty message: not 8 bytes")
+    # 1 and 7: 9 bytes, 7 padding, 15 bytes; 16 + 15 = 31 exactly; 8 would need 32 + 16
+    if take(31, [1, 7]) != 31:
+        fail("two records: not 31 bytes")
+    expect("read too small for the next message", errno.EMSGSIZE, os.read, fd, HDR.size + 7)
+    # everything else, the last unpadded
+    n = take(1 << 20, sizes[3:])
+    if n != sum(((HDR.size + k + 7) & ~7) for k in sizes[3:-1]) + HDR.size + sizes[-1]:
+        fail("read of %d records returned %d bytes" % (len(sizes) - 3, n))
+    expect("read with nothing queued", errno.EAGAIN, os.read, fd, 1 << 20)
+    s = stats(fd)
+    if got != sizes or s["rx_msgs"] != len(sizes) or s["rx_queued"] or \
+            s["rx_bytes"] != sum(sizes):
+        fail("read %s, stats %s" % (got, s))
+
+
 def cmd_queue(peer, n, mark):
     fd = dev()
     bind(fd, ICS_CH_TEST)
@@ -322,7 +381,8 @@ def read_data(fd, peer, n, sizes):
 def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
             "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
-            "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5)}
+            "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5),
+            "batch": (cmd_batch, 1)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

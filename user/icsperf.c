@@ -121,9 +121,9 @@ static void die_errno(const char *what, int err)
 
 /* /dev/ics */
 
-static int dev_open(int channel)
+static int dev_open(int channel, uint32_t flags)
 {
-	struct ics_dev_bind b = { .channel = channel };
+	struct ics_dev_bind b = { .channel = channel, .flags = flags };
 	int fd = open("/dev/" ICS_DEV_NAME, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -211,14 +211,60 @@ static uint16_t ask(void *buf, uint32_t size, enum perf_kind kind)
 	return 0;
 }
 
-/* The user responder: echo, ack, sink or report its CPU time, forever. */
+/* Answer one request (@h, @payload) as the user responder. */
+static void serve(int fd, const struct ics_dev_hdr *h, uint8_t *payload, struct perf_count *c)
+{
+	struct perf_req r = { .kind = REQ_ECHO };
+	const void *reply = payload;
+	uint32_t len;
+	double us;
+	int err;
+
+	if (h->len >= sizeof(r))
+		memcpy(&r, payload, sizeof(r));
+	if (h->len >= sizeof(r) && r.magic != PERF_MAGIC)
+		r.kind = REQ_ECHO;
+	switch (r.kind) {
+	case REQ_SINK:
+		c->sunk++;
+		return;
+	case REQ_ACK:
+		len = 0;
+		break;
+	case REQ_COUNT:
+		c->token = 0;
+		if (h->len >= sizeof(r) + sizeof(c->token))
+			memcpy(&c->token, payload + sizeof(r), sizeof(c->token));
+		reply = c;
+		len = sizeof(*c);
+		break;
+	case REQ_CPU:
+		us = cpu_busy_us();
+		reply = &us;
+		len = sizeof(us);
+		break;
+	default:
+		len = h->len;
+	}
+	err = msg_send(fd, h->node, o.channel, 0, reply, len);
+	if (err && err != -EHOSTDOWN && err != -EHOSTUNREACH)
+		die_errno("write", -err);
+}
+
+/*
+ * The user responder: echo, ack, sink or report its CPU time, forever.
+ * It reads in batches (ICS_DEV_BIND_BATCH): every message queued, up to
+ * the buffer, in one read().
+ */
 static int __attribute__((noreturn)) run_server(void)
 {
-	uint8_t *buf = malloc(ICS_MSG_MAX);
+	size_t cap = sizeof(struct ics_dev_hdr) + ICS_MSG_MAX + (1 << 20);
+	uint8_t *buf = malloc(cap);
 	struct perf_count c = { 0 };
 	struct ics_dev_hdr h;
-	struct perf_req r;
-	int fd = dev_open(o.channel), err;
+	int fd = dev_open(o.channel, ICS_DEV_BIND_BATCH);
+	uint64_t off;
+	ssize_t n;
 
 	if (!buf)
 		die_errno("server", ENOMEM);
@@ -227,41 +273,15 @@ static int __attribute__((noreturn)) run_server(void)
 		       ics_channel_names[o.channel]);
 	fflush(stdout);
 	for (;;) {
-		uint32_t reply;
-
-		err = msg_recv(fd, &h, buf, ICS_MSG_MAX, -1);
-		if (err)
-			die_errno("read", -err);
-		r.kind = REQ_ECHO;
-		if (h.len >= sizeof(r))
-			memcpy(&r, buf, sizeof(r));
-		if (h.len >= sizeof(r) && r.magic != PERF_MAGIC)
-			r.kind = REQ_ECHO;
-		switch (r.kind) {
-		case REQ_SINK:
-			c.sunk++;
+		n = read(fd, buf, cap);
+		if (n < 0 && errno == EINTR)
 			continue;
-		case REQ_ACK:
-			reply = 0;
-			break;
-		case REQ_COUNT:
-			memcpy(&c.token, buf + sizeof(r), sizeof(c.token));
-			memcpy(buf, &c, sizeof(c));
-			reply = sizeof(c);
-			break;
-		case REQ_CPU: {
-			double us = cpu_busy_us();
-
-			memcpy(buf, &us, sizeof(us));
-			reply = sizeof(us);
-			break;
+		if (n < 0)
+			die_errno("read", errno);
+		for (off = 0; off < (uint64_t)n; off = ICS_DEV_NEXT(off, h.len)) {
+			memcpy(&h, buf + off, sizeof(h));
+			serve(fd, &h, buf + off + sizeof(h), &c);
 		}
-		default:
-			reply = h.len;
-		}
-		err = msg_send(fd, h.node, o.channel, 0, buf, reply);
-		if (err && err != -EHOSTDOWN && err != -EHOSTUNREACH)
-			die_errno("write", -err);
 	}
 }
 
@@ -916,7 +936,7 @@ int main(int argc, char **argv)
 			return 1;
 	} else {
 		for (i = 0; i < o.streams; i++)
-			fds[i] = dev_open(o.channel + i);
+			fds[i] = dev_open(o.channel + i, 0);
 	}
 	signal(SIGPIPE, SIG_IGN);
 

@@ -776,8 +776,9 @@ enum ics_rtt_attr {
  * A file opened on /dev/ics belongs to the instance of the opener's network
  * namespace. ICS_IOC_BIND ties it to one channel (one file per channel and
  * instance); from then on each write() sends one message and each read()
- * returns one, both as a struct ics_dev_hdr followed by hdr.len payload
- * bytes (readv/writev may split them). Channels in the module parameter
+ * returns one (several with ICS_DEV_BIND_BATCH), both as a struct
+ * ics_dev_hdr followed by hdr.len payload bytes (readv/writev may split
+ * them). Channels in the module parameter
  * user_channels (default: TEST) may be bound by members of the group
  * user_gid (default -1: nobody); the others, and those to anyone, need
  * CAP_NET_ADMIN.
@@ -801,8 +802,23 @@ struct ics_dev_hdr {
 
 struct ics_dev_bind {
 	__u32	channel;	/* enum ics_channel */
-	__u32	flags;		/* none yet: 0 */
+	__u32	flags;		/* ICS_DEV_BIND_* */
 };
+
+/*
+ * ICS_DEV_BIND_BATCH: each read() returns as many whole queued messages as
+ * fit (at least the first, which must fit as ever), each a struct
+ * ics_dev_hdr and its payload, the next one starting at the next multiple
+ * of ICS_DEV_ALIGN bytes (the padding is zero); the count returned is the
+ * end of the last one. ICS_DEV_NEXT(off, len) is the offset of the record
+ * after the one at off with len payload bytes.
+ */
+#define ICS_DEV_BIND_BATCH	0x01
+#define ICS_DEV_BIND_ALL	0x01
+#define ICS_DEV_ALIGN		8
+#define ICS_DEV_NEXT(off, len) \
+	(((__u64)(off) + sizeof(struct ics_dev_hdr) + (len) + ICS_DEV_ALIGN - 1) & \
+	 ~(__u64)(ICS_DEV_ALIGN - 1))
 
 /* ICS_IOC_STATS: this file's counters since open */
 struct ics_dev_stats {
@@ -820,7 +836,10 @@ struct ics_dev_stats {
 #define ICS_IOC_MAGIC		0xB5
 #define ICS_IOC_BIND		_IOW(ICS_IOC_MAGIC, 1, struct ics_dev_bind)
 #define ICS_IOC_STATS		_IOR(ICS_IOC_MAGIC, 2, struct ics_dev_stats)
-/* bytes of queued messages (their memory) before arrivals are dropped */
+/*
+ * Bytes of queued messages (their memory): past half of it the channel is
+ * paused (flow control), past all of it arrivals are dropped.
+ */
 #define ICS_IOC_SET_RCVBUF	_IOW(ICS_IOC_MAGIC, 3, __u32)
 #define ICS_DEV_RCVBUF_DEFAULT	(32U << 20)
 #define ICS_DEV_RCVBUF_MAX	(1U << 30)
