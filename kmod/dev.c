@@ -238,7 +238,11 @@ static long ics_file_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 			return -EFAULT;
 		if (v > ICS_DEV_RCVBUF_MAX)
 			return -EINVAL;
+		spin_lock_bh(&f->rxq.lock);
 		WRITE_ONCE(f->rcvbuf, v);
+		if (smp_load_acquire(&f->channel) >= 0)	/* see bind */
+			ics_file_flow(f, f->channel);	/* the new size may pause or resume */
+		spin_unlock_bh(&f->rxq.lock);
 		return 0;
 	case FIONREAD:
 		/* the next read()'s size: header and payload */

@@ -23,12 +23,20 @@
  * heartbeats may pass each other); a new incarnation starts afresh.
  *
  * Pausing is said by the next ACK to each sending peer: link_rx.c acks at
- * once when the word changed since its last ACK to that peer, and a pause
- * only ever happens when data arrives. Resuming happens when the reader
- * reads, with nothing arriving: pause_work sends at once an ACK to every
- * peer whose last ACK carried another word, and the next heartbeat repeats
- * the word for everyone (a resume whose ACK is lost costs one heartbeat
- * interval, and a peer that never sent us data learns it that way).
+ * once when the word changed since its last ACK to that peer (a /dev/ics
+ * reader pauses as data arrives). Resuming happens when the reader reads,
+ * with nothing arriving: pause_work sends at once an ACK to every live
+ * peer whose last ACK carried another word, even one without a session
+ * to acknowledge, and the next heartbeat repeats the word for everyone (a
+ * resume whose ACK is lost costs one heartbeat interval). A sender whose
+ * link fails (the peer down, restarted, or stuck) takes the next word
+ * whatever its generation, so a long silence cannot leave it behind.
+ *
+ * A paused channel's head message, if its first frames went already, is
+ * finished (link_tx.c): a partial message holds reassembly memory shared
+ * by every peer, which must not wait on one reader. And a paused
+ * channel's queue does not count against the link's room for the other
+ * channels (ics_room()).
  *
  * Only the channel's registered handler pauses or resumes its channel;
  * ics_unregister_handler() resumes it once no call of the handler can be
@@ -80,22 +88,33 @@ void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
 /**
  * ics_channel_pause - hold or release the peers' traffic on a channel
  * @net: network namespace of the instance
- * @channel: enum ics_channel, whose handler the caller registered
+ * @channel: enum ics_channel
+ * @h: the handler registered on it: a call by any other is ignored
  * @pause: true to hold, false to release
  *
- * See include/net/ics.h. Idempotent; any context.
+ * See include/net/ics.h. Idempotent; any context. A call that sees @h
+ * registered completes inside an RCU section, which the unregistering
+ * synchronize_net() waits for before it resumes the channel: a late call
+ * cannot leave the next handler's channel paused.
  */
-void ics_channel_pause(struct net *net, unsigned int channel, bool pause)
+void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler *h,
+		       bool pause)
 {
-	if (channel < ICS_CHANNELS)
-		__ics_channel_pause(ics_net(net), channel, pause);
+	struct ics_net *in = ics_net(net);
+
+	if (channel >= ICS_CHANNELS)
+		return;
+	rcu_read_lock();
+	if (rcu_access_pointer(in->handlers[channel]) == h)
+		__ics_channel_pause(in, channel, pause);
+	rcu_read_unlock();
 }
 EXPORT_SYMBOL_GPL(ics_channel_pause);
 
 /*
- * Tell every live peer whose last ACK carried another word (a resume). A
- * peer with no session of ours to acknowledge gets no ACK (link_rx.c) and
- * learns from the next heartbeat. ics_unbind() waits for this RCU section.
+ * Tell every live peer whose last ACK carried another word (a resume),
+ * with an ACK even if it has no session of ours to acknowledge (link_rx.c).
+ * ics_unbind() waits for this RCU section.
  */
 static void ics_pause_work(struct work_struct *w)
 {

@@ -216,7 +216,11 @@ drop:
 		ics_link_ack_send(p);
 }
 
-/* An ACK frame with our cumulative ack and the SACK map of held frames. */
+/*
+ * An ACK frame with our cumulative ack, the SACK map of held frames and our
+ * pause word; without a session of the peer's to acknowledge, only when
+ * that word changed since the last one it was sent (ack_sess 0).
+ */
 void ics_link_ack_send(struct ics_peer *p)
 {
 	struct ics_hdr_args a = {
@@ -236,13 +240,15 @@ void ics_link_ack_send(struct ics_peer *p)
 	w = skb_put_zero(skb, ICS_ACK_LEN);
 
 	spin_lock_bh(&p->lock);
-	if (!l->rx_sess) {
+	pause = ics_pause_word(p->b->in);
+	/* Without a session of the peer's, only to say a pause word (flow.c). */
+	if (!l->rx_sess && l->pause_sent == pause) {
 		spin_unlock_bh(&p->lock);
 		kfree_skb(skb);
 		return;
 	}
 	a.ack_sess = l->rx_sess;
-	a.ack = l->rcv_nxt - 1;
+	a.ack = l->rx_sess ? l->rcv_nxt - 1 : 0;
 	skb_queue_walk(&l->ooo, s) {
 		d = ICS_RXCB(s)->seq - (l->rcv_nxt + 1);
 		if (d >= ICS_SACK_BITS)
@@ -252,7 +258,6 @@ void ics_link_ack_send(struct ics_peer *p)
 	}
 	l->rx_unacked = 0;
 	l->tx_acks++;
-	pause = ics_pause_word(p->b->in);
 	WRITE_ONCE(l->pause_sent, pause);	/* flow.c reads it racily */
 	spin_unlock_bh(&p->lock);
 

@@ -197,6 +197,8 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 		l->resets++;
 		ics_count(in, ICS_STAT_LINK_RESETS);
 	}
+	/* Down, restarted or stuck: take its next pause word, however old. */
+	l->peer_pause_known = false;
 }
 
 /* Every incomplete message back to the head of its queue; a new session. */
@@ -220,10 +222,19 @@ static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
 	ics_count(in, ICS_STAT_LINK_RESETS);
 }
 
-/* @ch has a message to cut, and the peer did not pause it (flow.c). */
+/*
+ * @ch has a message to cut, and the peer did not pause it (flow.c); or
+ * its head message is cut in part, which is finished anyway: its first
+ * frames hold reassembly memory on the peer, which must not wait on a
+ * reader.
+ */
 static bool ics_ready(const struct ics_link *l, int ch)
 {
-	return !list_empty(&l->q[ch].pending) && !(l->peer_paused & BIT(ch));
+	const struct list_head *q = &l->q[ch].pending;
+
+	if (list_empty(q))
+		return false;
+	return !(l->peer_paused & BIT(ch)) || list_entry(q->next, const struct ics_msg, list)->next_off;
 }
 
 /* The channel to serve next, or -1. */
@@ -559,11 +570,22 @@ static void ics_push_after_ack(struct ics_peer *p)
 		queue_work_on(cpu, system_highpri_wq, &l->push_work);
 }
 
+/*
+ * Room for a message of @len bytes on @ch (racy reads: a hint for waiters,
+ * exact under tx_lock). Channels the peer paused hold their messages for
+ * as long as its reader takes: they do not count against the link's room
+ * for the others, so a stopped reader cannot block other channels, and
+ * the link holds at most twice link_queue_max.
+ */
 static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
 {
 	u64 cq = READ_ONCE(l->q[ch].bytes), lq = READ_ONCE(l->queued_bytes);
+	unsigned long paused = READ_ONCE(l->peer_paused) & ~BIT(ch);
 	u64 cost = ics_msg_cost(len);
+	int c;
 
+	for_each_set_bit(c, &paused, ICS_CHANNELS)
+		lq -= min(lq, READ_ONCE(l->q[c].bytes));
 	return (!cq || cq + cost <= ics_chan_queue_max) &&
 	       (!lq || lq + cost <= ics_link_queue_max);
 }

@@ -320,7 +320,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 			goto drop;
 		w = &ackbuf;
 	}
-	if (ack_sess)
+	if (ack_sess || w)	/* an ACK without one still has a pause word */
 		ics_link_ack_rcv(p, ack_sess, ack, w);
 
 	switch (type) {

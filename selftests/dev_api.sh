@@ -166,19 +166,20 @@ bundle()
 }
 
 # Flow control: a reader that stops reading pauses TEST once half its
-# rcvbuf (4 MiB) is queued. Node 1 then holds the rest: its link shows TEST
+# rcvbuf (8 MiB) is queued. Node 1 then holds the rest: its link shows TEST
 # paused, messages queued and none in flight, while another channel still
-# gets through. Nothing is dropped; once the reader reads, every message
-# arrives, exactly and in order, and node 1's queue empties and resumes.
+# gets through. Nothing is dropped; once the reader reads (the file still
+# open: the held messages come only if reading resumed the channel), every
+# message arrives, exactly and in order, and node 1's queue empties.
 held()
 {
-	local n=4000 mark=$ICS_TMP/hold.ready bit out pid spid p0 t0 d0 q
+	local n=6000 mark=$ICS_TMP/hold.ready bit out pid spid p0 t0 d0 q
 	bit=$((1 << $(ch_id TEST)))
 	p0=$(stat_get "$NS_B" rx_pauses)
 	t0=$(stat_get "$NS_A" tx_pauses)
 	d0=$(stat_get "$NS_B" dev_rx_drops)
 	rm -f "$mark"
-	coproc HOLD { in_ns "$NS_B" $DEV hold 1 $n small $((4 << 20)) "$mark" 2>&1; }
+	coproc HOLD { in_ns "$NS_B" $DEV hold 1 $n small $((8 << 20)) "$mark" 2>&1; }
 	pid=$HOLD_PID
 	wait_eq 30 yes "reader bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
 	dev_in "$NS_A" data-send 2 $n small &
@@ -279,10 +280,14 @@ perf_user_sink()
 }
 
 # The other modes run and report: bistream, rr-load, -P, -k (kernel<->kernel).
+# A bistream of 16 x 4 MiB each way can overrun half of either reader's
+# buffer: then both sides pause the other, and icsperf must keep reading
+# while its writes wait, or the two deadlock.
 perf_modes()
 {
 	local out=$ICS_TMP/m.json t
-	for t in "bistream 2 -s 2k" "rr-load 2 -s 256 -r 50,100" "stream 2 -c DLM -P 2 --peer kernel -s 8k" \
+	for t in "bistream 2 -s 2k" "bistream 2 -s 4m -w 16" "rr-load 2 -s 256 -r 50,100" \
+		 "stream 2 -c DLM -P 2 --peer kernel -s 8k" \
 		 "lat 2 -k -s 64" "stream 2 -k -s 64k"; do
 		# shellcheck disable=SC2086
 		in_ns "$NS_A" icsperf $t -l 0.3 -j > "$out" 2>&1 ||

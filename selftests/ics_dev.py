@@ -273,14 +273,17 @@ def cmd_batch(peer):
     # the first alone, its buffer exact: 8 bytes
     if take(HDR.size, [0]) != HDR.size:
         fail("one empty message: not 8 bytes")
-    # 1 and 7: 9 bytes, 7 padding, 15 bytes; 16 + 15 = 31 exactly; 8 would need 32 + 16
-    if take(31, [1, 7]) != 31:
-        fail("two records: not 31 bytes")
-    expect("read too small for the next message", errno.EMSGSIZE, os.read, fd, HDR.size + 7)
+    # 1 (9 bytes, then 7 of padding) but not 7, which needs 16 + 15 > 30
+    if take(30, [1]) != 9:
+        fail("one record of 1 byte: not 9 bytes")
+    # 7 (15 bytes, 1 of padding) and 8 (16 + 16 = 32 exactly); 9 would need 32 + 17
+    if take(32, [7, 8]) != 32:
+        fail("two records: not 32 bytes")
+    expect("read too small for the next message", errno.EMSGSIZE, os.read, fd, HDR.size + 8)
     # everything else, the last unpadded
-    n = take(1 << 20, sizes[3:])
-    if n != sum(((HDR.size + k + 7) & ~7) for k in sizes[3:-1]) + HDR.size + sizes[-1]:
-        fail("read of %d records returned %d bytes" % (len(sizes) - 3, n))
+    n = take(1 << 20, sizes[4:])
+    if n != sum(((HDR.size + k + 7) & ~7) for k in sizes[4:-1]) + HDR.size + sizes[-1]:
+        fail("read of %d records returned %d bytes" % (len(sizes) - 4, n))
     expect("read with nothing queued", errno.EAGAIN, os.read, fd, 1 << 20)
     s = stats(fd)
     if got != sizes or s["rx_msgs"] != len(sizes) or s["rx_queued"] or \

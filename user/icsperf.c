@@ -144,9 +144,9 @@ static int dev_open(int channel, uint32_t flags)
 	return fd;
 }
 
-/* One message: header then payload, one write. 0 or -errno. */
-static int msg_send(int fd, uint8_t node, int channel, uint16_t flags, const void *buf,
-		    uint32_t len)
+/* One message: header then payload, one write. 0 or -errno (-EAGAIN on a full queue). */
+static int msg_try_send(int fd, uint8_t node, int channel, uint16_t flags, const void *buf,
+			uint32_t len)
 {
 	struct ics_dev_hdr h = { .len = len, .node = node, .channel = channel, .flags = flags };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)buf, len } };
@@ -159,6 +159,19 @@ static int msg_send(int fd, uint8_t node, int channel, uint16_t flags, const voi
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+/* As msg_try_send(), waiting up to 60 s for room on a non-blocking file. */
+static int msg_send(int fd, uint8_t node, int channel, uint16_t flags, const void *buf,
+		    uint32_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int err;
+
+	while ((err = msg_try_send(fd, node, channel, flags, buf, len)) == -EAGAIN)
+		if (poll(&p, 1, 60000) == 0)
+			return -ETIMEDOUT;
+	return err;
 }
 
 /* Read one message into @buf (@cap bytes); its header in @h. */
@@ -422,16 +435,51 @@ static int sink_count(int fd, int channel, uint8_t *rbuf, int budget_s, uint64_t
  * echo (it sinks in the kernel as the messages arrive, and drops none),
  * against a user server its count of what it read, before and after.
  */
+/*
+ * One stream message; while the queue is full, take the answers to the
+ * @out in flight as they come (each one done).
+ */
+static int stream_send(int fd, int channel, uint8_t *buf, uint32_t size, bool bi,
+		       uint8_t *rbuf, uint32_t *out, uint64_t *done)
+{
+	uint16_t flags = ask(buf, size, !o.window ? REQ_SINK : bi ? REQ_ECHO : REQ_ACK);
+	struct pollfd p = { .fd = fd };
+	struct ics_dev_hdr h;
+	int err;
+
+	while ((err = msg_try_send(fd, o.node, channel, flags, buf, size)) == -EAGAIN) {
+		p.events = POLLOUT | (o.window && *out ? POLLIN : 0);
+		if (poll(&p, 1, 60000) == 0)
+			return -ETIMEDOUT;
+		if (!(p.revents & POLLIN) || !o.window || !*out)
+			continue;
+		err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, 0);
+		if (err)
+			return err;
+		(*out)--;
+		(*done)++;
+	}
+	return err;
+}
+
 static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32_t size,
 			bool bi, struct result *r)
 {
 	uint64_t t0, end, next = 0, sent = 0, done = 0, sunk0 = 0, sunk;
 	/* A message too short for a request is echoed, not sunk: as before. */
 	bool count = !o.window && !o.peer_kernel && size >= sizeof(struct perf_req);
+	int fl = fcntl(fd, F_GETFL), err;
 	uint32_t out = 0;
 	struct ics_dev_hdr h;
-	int err;
 
+	/*
+	 * Writes do not block: while the queue is full the answers that come
+	 * are taken. A blocked writer would read nothing, and with flow
+	 * control a responder whose answers pile up here is held back, stops
+	 * reading, and holds us back in turn: a deadlock, with large messages.
+	 */
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		die_errno("stream: fcntl", errno);
 	if (count) {
 		err = sink_count(fd, channel, rbuf, 60, &sunk0);
 		if (err)
@@ -448,9 +496,7 @@ static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32
 			done++;
 			continue;
 		}
-		err = msg_send(fd, o.node, channel,
-			       ask(buf, size, !o.window ? REQ_SINK : bi ? REQ_ECHO : REQ_ACK),
-			       buf, size);
+		err = stream_send(fd, channel, buf, size, bi, rbuf, &out, &done);
 		if (err)
 			die_errno("stream", -err);
 		sent++;
@@ -485,6 +531,7 @@ static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32
 	r->secs = (now_ns() - t0) / 1e9;
 	r->msgs = done;
 	r->bytes = done * size * (bi ? 2 : 1);
+	fcntl(fd, F_SETFL, fl);
 }
 
 struct rrload {

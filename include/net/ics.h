@@ -107,10 +107,12 @@ u8 ics_node_id(struct net *net);
  * queue, whose limit blocks or refuses their senders) until the handler
  * resumes it; the frames already in flight still arrive, so the handler
  * needs room for a window's worth past the point where it pauses. Other
- * channels go on. Only the channel's registered handler may pause it;
- * unregistering resumes it. Idempotent; any context.
+ * channels go on. A message whose first frames went already is finished.
+ * Only the channel's registered handler @h may pause it (a call with
+ * another is ignored); unregistering resumes it. Idempotent; any context.
  */
-void ics_channel_pause(struct net *net, unsigned int channel, bool pause);
+void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler *h,
+		       bool pause);
 
 /*
  * Membership. A notifier registered on a netns's instance is called for every
