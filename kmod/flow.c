@@ -46,7 +46,7 @@
 
 #include "ics.h"
 
-#define ICS_PAUSE_MASK	0xffffU
+#define ICS_PAUSE_GEN_ONE	0x10000U	/* + 1 in the generation (high half) */
 
 static void ics_pause_work(struct work_struct *w);
 
@@ -62,7 +62,10 @@ void ics_flow_exit(struct ics_net *in)
 	cancel_work_sync(&in->pause_work);
 }
 
-/* Set @ch's bit to @pause; true if it changed. */
+/*
+ * Set @ch's bit to @pause; true if it changed. The generation, the high
+ * half, grows by one (modulo 2^16, in unsigned arithmetic) with every change.
+ */
 static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
 {
 	int old = atomic_read(&in->pause), new;
@@ -70,7 +73,7 @@ static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
 	do {
 		if (!!(old & BIT(ch)) == pause)
 			return false;
-		new = (((old >> 16) + 1) << 16) | ((old ^ BIT(ch)) & ICS_PAUSE_MASK);
+		new = (int)(((u32)old + ICS_PAUSE_GEN_ONE) ^ BIT(ch));
 	} while (!atomic_try_cmpxchg(&in->pause, &old, new));
 	return true;
 }
