@@ -512,6 +512,13 @@ static inline u32 ics_pause_word(struct ics_net *in)
 	return (u32)atomic_read(&in->pause);
 }
 
+/* A pause word as an ACK or a heartbeat carries it. */
+static inline void ics_pause_put(u32 word, __be16 *paused, __be16 *gen)
+{
+	*paused = htons(word & 0xffff);
+	*gen = htons(word >> 16);
+}
+
 /* member.c */
 static inline bool ics_live(u8 state)
 {

@@ -263,8 +263,7 @@ void ics_link_ack_send(struct ics_peer *p)
 
 	w->window = htons(ICS_RX_WINDOW);
 	w->sack_bits = htons(bits);
-	w->paused = htons(pause & 0xffff);
-	w->pause_gen = htons(pause >> 16);
+	ics_pause_put(pause, &w->paused, &w->pause_gen);
 	((struct ics_wire_hdr *)skb_network_header(skb))->ack_sess = htonl(a.ack_sess);
 	((struct ics_wire_hdr *)skb_network_header(skb))->ack = htonl(a.ack);
 	if (!ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))

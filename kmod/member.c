@@ -258,7 +258,6 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	u64 now = ktime_get_ns(), seen = 0;
 	unsigned int n = 0, i, node, start = b->echo_next;
 	struct ics_peer *p;
-	u32 pause;
 
 	lockdep_assert_held(&in->member_lock);
 	memset(h, 0, sizeof(*h));
@@ -269,9 +268,7 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	h->seq = htonl(b->hb_seq);
 	h->ts_us = htonl((u32)div_u64(now, NSEC_PER_USEC));
 	h->votes = READ_ONCE(in->votes);
-	pause = ics_pause_word(in);
-	h->paused = htons(pause & 0xffff);
-	h->pause_gen = htons(pause >> 16);
+	ics_pause_put(ics_pause_word(in), &h->paused, &h->pause_gen);
 	if (to && to->echo_pending)
 		ics_echo_put(&h->echo[n++], to, now);
 	for (i = 0; i < ICS_MAX_NODES; i++) {
