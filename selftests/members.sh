@@ -355,9 +355,32 @@ sys.exit(1 if errs else 0)
 EOF
 }
 
+# Frames every CPU's receive backlog dropped, full (netdev_max_backlog).
+backlog_drops()
+{
+	local sum=0 f
+	while read -r _ f _; do
+		sum=$((sum + 0x$f))
+	done < /proc/net/softnet_stat
+	echo $sum
+}
+
+# hb_gaps NODE: NODE's count of heartbeats each peer's sequence skipped.
+hb_gaps()
+{
+	mem get "$(ns_of "$1")" '" ".join("%d:%d" % (m["node"], m["hb_missed"]) for m in j["members"] if "hb_missed" in m)'
+}
+
+# Frames the bridge namespace's ports (members' and trunk) dropped.
+bridge_drops()
+{
+	ip -n "$NS_BR" -j -s link show |
+		jget 'sum(l["stats64"]["tx"]["dropped"] + l["stats64"]["rx"]["dropped"] for l in j)'
+}
+
 soak()
 {
-	local n ch next hogs=() rc=0 secs failed0=()
+	local n ch next hogs=() rc=0 secs failed0=() drops0 brdrops0 gaps0=()
 	monitor_start || return 1
 	for ((n = 1; n <= N; n++)); do
 		failed0[n]=$(stat_get "$(ns_of $n)" msgs_failed)
@@ -374,14 +397,21 @@ soak()
 		hogs+=($!)
 	done
 	info "soak: ${SOAK}s, $((N * 16)) senders (all channels, a ring of $N members), $N CPU hogs"
+	drops0=$(backlog_drops)
+	brdrops0=$(bridge_drops)
+	for ((n = 1; n <= N; n++)); do
+		gaps0[n]=$(hb_gaps $n)
+	done
 	secs=$SECONDS
 	wait "${hogs[@]}"
 	stress_kill
 	secs=$((SECONDS - secs))
 	monitor_stop || rc=1
+	info "soak: $(($(backlog_drops) - drops0)) frames dropped by full receive backlogs (softnet_stat), $(($(bridge_drops) - brdrops0)) by the bridge's ports"
 	mem soak "$ICS_TMP/events" "$secs" || rc=1
 	for ((n = 1; n <= N; n++)); do
-		info "node $n: $(in_ns "$(ns_of $n)" icstat -j show | jget '"msgs_done %d, msgs_failed %d, hb_late %d, hb_deferred %d, tx_retransmits %d" % (j["stats"]["msgs_done"], j["stats"]["msgs_failed"], j["stats"]["hb_late"], j["stats"]["hb_deferred"], j["stats"]["tx_retransmits"])')"
+		info "node $n: $(in_ns "$(ns_of $n)" icstat -j show | jget '", ".join("%s %d" % (k, v) for k, v in j["stats"].items() if k in ("msgs_done", "msgs_failed", "hb_late", "hb_deferred", "tx_retransmits", "hello_tx", "hello_rx") or (v and (k.startswith("rx_bad") or k in ("tx_errors", "rx_dup_frames", "rx_over_window", "rx_peer_down", "rx_node_conflict", "reasm_nomem"))))')"
+		info "node $n: heartbeats missed (node:count) before ${gaps0[n]}, after $(hb_gaps $n)"
 		assert_eq "node $n msgs_failed during the soak" 0 \
 			$(($(stat_get "$(ns_of $n)" msgs_failed) - failed0[n])) || rc=1
 	done
