@@ -207,6 +207,63 @@ held()
 	assert_eq "messages dropped on node 2" "$d0" "$(stat_get "$NS_B" dev_rx_drops)"
 }
 
+# Two readers that stop hold each channel's queue on the sender at
+# chan_queue_max: together more than link_queue_max leaves for a 256 KiB
+# message, were paused channels counted against the link. CFS still flows;
+# then both read everything, nothing dropped, every message acknowledged.
+paused_of() { echo $(($(link_get "$1" "$2" peer_paused) & $3)); }	# NS NODE MASK
+
+two_held_run()
+{
+	local d=$ICS_TMP/two ch bits=0 pids=() p q max
+	rm -rf "$d" && mkdir "$d" || return 1
+	for ch in TEST DLM; do
+		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
+		pids+=($!)
+		bits=$((bits | 1 << $(ch_id $ch)))
+	done
+	for ch in TEST DLM; do
+		wait_eq 30 yes "$ch reader bound" sh -c "[ -e $d/mark.$ch ] && echo yes" ||
+			return 1
+		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
+		pids+=($!)
+		wait_eq 60 yes "channel $ch queue full on node 1" sh -c "[ -e $d/n.$ch ] && echo yes" ||
+			return 1
+		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
+			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
+	done
+	q=$(link_get "$NS_A" 2 queued_bytes)
+	max=$(cat $PARAMS/link_queue_max)
+	echo "# node 1 holds $q bytes for TEST and DLM; link_queue_max $max"
+	[ $((q + (256 << 10) + 64)) -gt "$max" ] ||
+		{ fail "held $q: a 256 KiB message fits even counting them"; return 1; }
+	assert_eq "channels paused" $bits "$(link_get "$NS_A" 2 peer_paused)" ||
+		return 1
+	send_json "$NS_A" 2 CFS 256k 8 "$ICS_TMP/cfs2.json" --wait --timeout 30000 ||
+		{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
+	assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" ||
+		return 1
+	for ch in TEST DLM; do
+		mv "$d/n.$ch" "$d/go.$ch"
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || return 1
+	done
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
+}
+
+two_held()
+{
+	local rc=0
+	two_held_run || rc=1
+	# after a failure, no reader or writer left bound for the cases after
+	if pkill -f "ics_dev.py (stall|flood)"; then
+		wait_eq 10 0 "readers and writers of this case gone" \
+			sh -c 'pgrep -cf "ics_dev.py (stall|flood)"'
+	fi
+	return $rc
+}
+
 # perf_sum FILE KEY: the sum of KEY over an icsperf -j result's sizes
 perf_sum() { jget "sum(r[\"$2\"] for r in j[\"results\"])" < "$1"; }
 
@@ -317,6 +374,7 @@ case_add "close with messages queued: freed and counted" closed
 case_add "user bytes of 0 B..1 MiB arrive exactly through loss, reordering, corruption" data_exact
 case_add "small messages queued together travel in bundles, exactly and in order" bundle
 case_add "a reader that stops pauses its channel: sender holds, others flow, none lost" held
+case_add "two stopped readers holding a link's worth: a third channel still flows" two_held
 case_add "icsperf lat against the TEST service: counts equal the kernel's" perf_kernel_peer
 case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
 case_add "icsperf bistream, rr-load, -P 2, -k run and report every point" perf_modes

@@ -24,6 +24,12 @@ change there that breaks user space breaks this too.
   hold PEER N SET RCVBUF MARK  bind TEST with RCVBUF, touch MARK, read nothing
                           until stdin says "read" (flow control holds the
                           sender); then as data-recv, and nothing dropped
+  flood PEER CH OUT GO    bind CH, O_NONBLOCK writes of 64 KiB until EAGAIN,
+                          their number into OUT; when GO appears, wait for
+                          every one to be acknowledged
+  stall PEER CH RCVBUF MARK GO  bind CH with RCVBUF, touch MARK, read nothing
+                          until GO appears; then read the number of 64 KiB
+                          messages it holds, nothing dropped
 """
 import errno
 import fcntl
@@ -366,6 +372,68 @@ def cmd_hold(peer, n, sizes, rcvbuf, mark):
         fail("%d messages dropped by the reader's full queue" % stats(fd)["rx_dropped"])
 
 
+FLOOD = 65536
+
+
+def wait_file(path, secs=300):
+    """The number in PATH once it appears (written whole, then renamed)."""
+    end = time.monotonic() + secs
+    while not os.path.exists(path):
+        if time.monotonic() > end:
+            fail("%s did not appear within %d s" % (path, secs))
+            return None
+        time.sleep(0.05)
+    return int(open(path).read())
+
+
+def cmd_flood(peer, ch, out, go):
+    fd = dev(os.O_NONBLOCK)
+    bind(fd, ch)
+    n = 0
+    while True:
+        try:
+            send(fd, peer, b"\x5a" * FLOOD, 0, ch)
+            n += 1
+        except OSError as e:
+            if e.errno != errno.EAGAIN:
+                fail("write %d on channel %d: %s" % (n, ch, errno.errorcode.get(e.errno)))
+                return
+            break
+    with open(out + ".tmp", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(out + ".tmp", out)
+    print("# channel %d: %d messages of %d B queued before EAGAIN" % (ch, n, FLOOD), flush=True)
+    if wait_file(go) is None:
+        return
+    end = time.monotonic() + 120
+    while stats(fd)["tx_done"] < n:
+        if time.monotonic() > end:
+            fail("channel %d: %d of %d messages acknowledged within 120 s" %
+                 (ch, stats(fd)["tx_done"], n))
+            return
+        time.sleep(0.05)
+
+
+def cmd_stall(peer, ch, rcvbuf, mark, go):
+    fd = dev()
+    bind(fd, ch)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
+    open(mark, "w").close()
+    n = wait_file(go)
+    if n is None:
+        return
+    for i in range(n):
+        if not wait_readable(fd, 120):
+            fail("channel %d: message %d of %d: nothing within 120 s" % (ch, i, n))
+            return
+        ln, node, c, data = recv(fd)
+        if node != peer or c != ch or data != b"\x5a" * FLOOD:
+            fail("channel %d: message %d: %d bytes on channel %d from node %d" % (ch, i, ln, c, node))
+            return
+    if stats(fd)["rx_dropped"]:
+        fail("channel %d: %d messages dropped" % (ch, stats(fd)["rx_dropped"]))
+
+
 def read_data(fd, peer, n, sizes):
     for i in range(n):
         if not wait_readable(fd, 120):
@@ -385,7 +453,7 @@ def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
             "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
             "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5),
-            "batch": (cmd_batch, 1)}
+            "batch": (cmd_batch, 1), "flood": (cmd_flood, 4), "stall": (cmd_stall, 5)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
