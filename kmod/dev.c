@@ -112,10 +112,12 @@ static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigne
 	ICS_FILE_CB(skb)->src = src;
 	spin_lock(&f->rxq.lock);
 	/*
-	 * An empty queue takes any message, so no rcvbuf makes one unreadable;
-	 * with flow control a full one means a peer sent past our pause.
+	 * A queue below its buffer takes any message (an empty one too, so no
+	 * rcvbuf makes one unreadable): what the peers had in flight when we
+	 * paused, a message they had begun included (up to 16 MiB each), may
+	 * take it past rcvbuf by a message. Over it, a peer sent past our pause.
 	 */
-	if (skb_queue_empty(&f->rxq) || f->rx_mem + skb->truesize <= READ_ONCE(f->rcvbuf)) {
+	if (skb_queue_empty(&f->rxq) || f->rx_mem < READ_ONCE(f->rcvbuf)) {
 		f->rx_mem += skb->truesize;
 		__skb_queue_tail(&f->rxq, skb);
 		queued = true;

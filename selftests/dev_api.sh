@@ -207,6 +207,51 @@ held()
 	assert_eq "messages dropped on node 2" "$d0" "$(stat_get "$NS_B" dev_rx_drops)"
 }
 
+# Three messages of 6 MiB to a reader that does not read, with a 16 MiB
+# rcvbuf: the first (about 10 MiB of skb memory in 1500-byte frames) pauses
+# TEST; the second, begun before node 1 learnt of the pause (frames to
+# node 2 are delayed 100 ms, so the first takes long enough for the second
+# to be queued behind it), is finished and taken past the buffer; the
+# third is held. Then all three, exactly, none dropped.
+held_big()
+{
+	local rc=0
+	tc -n "$NS_A" qdisc add dev veth0 root netem delay 100ms || return 1
+	held_big_run || rc=1
+	tc -n "$NS_A" qdisc del dev veth0 root
+	return $rc
+}
+
+held_big_run()
+{
+	local n=3 mark=$ICS_TMP/holdbig.ready bit out pid spid d0 rc=0
+	bit=$((1 << $(ch_id TEST)))
+	d0=$(stat_get "$NS_B" dev_rx_drops)
+	rm -f "$mark"
+	coproc HOLD { in_ns "$NS_B" $DEV hold 1 $n big $((16 << 20)) "$mark" 2>&1; }
+	pid=$HOLD_PID
+	wait_eq 30 yes "reader bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	# all three fit chan_queue_max: the writes return at once
+	dev_in "$NS_A" data-send 2 $n big || { fail "data-send"; kill "$pid"; return 1; }
+	wait_eq 60 $bit "channels node 2 paused, as node 1 sees it" \
+		link_get "$NS_A" 2 peer_paused || { kill "$pid"; return 1; }
+	wait_eq 60 0 "frames in flight to node 2 while TEST is paused" \
+		link_get "$NS_A" 2 inflight || { kill "$pid"; return 1; }
+	assert_eq "messages node 1 holds" 1 "$(link_get "$NS_A" 2 queued_msgs)" ||
+		{ kill "$pid"; return 1; }
+	echo read >&"${HOLD[1]}"
+	while read -r -u "${HOLD[0]}" out; do
+		echo "$out"
+		case $out in "# held:"*)
+			assert_eq "reader's queue at the pause" \
+				"# held: 2 messages queued on the reader, 0 dropped" "$out" || rc=1
+		esac
+	done
+	wait "$pid" || return 1
+	assert_eq "messages dropped on node 2" "$d0" "$(stat_get "$NS_B" dev_rx_drops)" || return 1
+	return $rc
+}
+
 # Two readers that stop hold each channel's queue on the sender at
 # chan_queue_max: together more than link_queue_max leaves for a 256 KiB
 # message, were paused channels counted against the link. CFS still flows;
@@ -375,6 +420,7 @@ case_add "user bytes of 0 B..1 MiB arrive exactly through loss, reordering, corr
 case_add "small messages queued together travel in bundles, exactly and in order" bundle
 case_add "a reader that stops pauses its channel: sender holds, others flow, none lost" held
 case_add "two stopped readers holding a link's worth: a third channel still flows" two_held
+case_add "messages over half the buffer to a reader that stops: the one begun at the pause is taken" held_big
 case_add "icsperf lat against the TEST service: counts equal the kernel's" perf_kernel_peer
 case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
 case_add "icsperf bistream, rr-load, -P 2, -k run and report every point" perf_modes

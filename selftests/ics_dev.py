@@ -15,7 +15,8 @@ change there that breaks user space breaks this too.
   queue PEER N MARK       have N echo answers queued, touch MARK, wait for
                           stdin "read" (all N read back whole) or "close"
   data-send PEER N SET    N messages of SET's sizes (cycled; SET "mixed":
-                          DATA_SIZES, "small": SMALL_SIZES) whose bytes are
+                          DATA_SIZES, "small": SMALL_SIZES, "big": 6 MiB)
+                          whose bytes are
                           data_bytes(i, size)
   data-recv PEER N SET MARK  bind TEST, touch MARK, read N messages from PEER:
                           each must be, byte for byte, what data-send sent
@@ -332,7 +333,7 @@ DATA_SIZES = [0, 1, 255, 256, 257, 4095, 4096, 4097, 8191, 8192, 8193, 1400, 140
 # it (which end a bundle), in an order that mixes them.
 SMALL_SIZES = [(i * 37) % 258 for i in range(258)] + [(i * 389) % 2050 for i in range(64)] + \
     [2049, 3000]
-SIZE_SETS = {"mixed": DATA_SIZES, "small": SMALL_SIZES}
+SIZE_SETS = {"mixed": DATA_SIZES, "small": SMALL_SIZES, "big": [6 << 20]}
 
 
 def data_bytes(i, size):

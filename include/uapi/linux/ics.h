@@ -838,7 +838,7 @@ struct ics_dev_stats {
 #define ICS_IOC_STATS		_IOR(ICS_IOC_MAGIC, 2, struct ics_dev_stats)
 /*
  * Bytes of queued messages (their memory): past half of it the channel is
- * paused (flow control), past all of it arrivals are dropped.
+ * paused (flow control); a queue already past all of it drops arrivals.
  */
 #define ICS_IOC_SET_RCVBUF	_IOW(ICS_IOC_MAGIC, 3, __u32)
 #define ICS_DEV_RCVBUF_DEFAULT	(32U << 20)
