@@ -4,7 +4,7 @@
 # api.sh - the in-kernel API (include/net/ics.h) through a real client
 # module, ics_echo: it registers a handler on CLSM in every netns (through
 # its own pernet ops) and sends every message it gets back to the sender on
-# CFSR with ics_send() from a workqueue.
+# CFSR with ics_send() from a workqueue, pausing CLSM when it falls behind.
 #
 #   netns ics$$-a                          netns ics$$-b
 #   +--------------------------+           +--------------------------+
@@ -23,7 +23,7 @@ SIZES="0 1 100 1464 1465 5000 65536 1048576"
 ics_init
 : "${ICS_ECHO_KO:=$(dirname "$ICS_KO")/../selftests/ics_echo/ics_echo.ko}"
 [ -r "$ICS_ECHO_KO" ] || ics_skip_all "ics_echo.ko not found: $ICS_ECHO_KO (make modules)"
-ktap_set_plan 7
+ktap_set_plan 8
 
 echo_loaded() { grep -q '^ics_echo ' /proc/modules; }
 
@@ -65,6 +65,33 @@ echo_roundtrip()
 	assert_eq "node 1 CFSR rx hist = CLSM tx hist" \
 		"$(chan_get "$NS_A" CLSM tx hist)" "$(chan_get "$NS_A" CFSR rx hist)" || return 1
 	assert_eq "node 1 CFSR unclaimed (no handler)" $n "$(chan_get "$NS_A" CFSR rx_unclaimed)"
+}
+
+# A client that falls behind pauses its channel (ics_channel_pause()):
+# with node 2's worker held, past pause_at messages queued its handler
+# pauses CLSM, and asks, with the same handler, to pause CFSR, where it is
+# not registered: ics ignores that. Node 1 holds the rest with nothing in
+# flight; then the worker runs, every echo arrives and the pause clears.
+echo_paused()
+{
+	local p=/sys/module/ics_echo/parameters n=400 bit rc=0 e0 s0 q
+	bit=$((1 << $(ch_id CLSM)))
+	e0=$(chan_get "$NS_A" CFSR rx msgs)
+	s0=$(stat_get "$NS_B" rx_pauses)
+	echo 32 > $p/pause_at && echo Y > $p/hold || return 1
+	ics_send "$NS_A" 1 2 CLSM 1000 $n || rc=1
+	wait_eq 30 $bit "channels node 2 paused, as node 1 sees it: CLSM alone" \
+		link_get "$NS_A" 2 peer_paused || rc=1
+	wait_eq 30 0 "frames in flight to node 2" link_get "$NS_A" 2 inflight || rc=1
+	q=$(link_get "$NS_A" 2 queued_msgs)
+	echo "# node 1 holds $q of $n CLSM messages"
+	[ "$q" -gt 0 ] || { fail "node 1 holds nothing"; rc=1; }
+	assert_eq "pauses node 2 counted" $((s0 + 1)) "$(stat_get "$NS_B" rx_pauses)" || rc=1
+	echo N > $p/hold
+	wait_eq 60 $((e0 + n)) "echoes received by node 1" chan_get "$NS_A" CFSR rx msgs || rc=1
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused || rc=1
+	echo 0 > $p/pause_at
+	return $rc
 }
 
 # A netns created after the client loaded gets its handler too (registered
@@ -122,6 +149,7 @@ pair_setup || ics_bail "setup failed"
 ics_case "a client module registers a handler in every netns; ics is pinned" register ||
 	ics_bail "client did not register"
 ics_case "handler gets whole messages; ics_send() from a worker echoes the same bytes" echo_roundtrip
+ics_case "a client that falls behind pauses its channel; another handler's call is ignored" echo_paused
 ics_case "a netns created under the client gets its handler and is deleted cleanly" netns_lifecycle
 ics_case "the membership notifier sees node 2 leave and come back, in order, and may query" notifier
 ics_case "after unregistering, the channel's messages are counted unclaimed" unregister

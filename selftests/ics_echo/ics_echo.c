@@ -5,6 +5,12 @@
  * message it receives back to its sender, unchanged, on `tx_channel` (a
  * different channel, so two echo members do not ping-pong forever). Replies
  * are sent from a workqueue with GFP_KERNEL, as a client that may sleep.
+ * Flow control (ics_channel_pause()): past `pause_at` messages waiting for
+ * the worker it pauses rx_channel, and resumes it once the worker brought
+ * them down to a quarter of that; `hold` stops the worker (it looks again
+ * every 20 ms), as a client that falls behind. Each pause also asks, with
+ * the same handler, to pause tx_channel, where it is not registered: ics
+ * must ignore that call.
  * It also listens to membership events (ics_register_notifier()) and logs
  * each, with what ics_member_state() and ics_has_quorum() say at the time:
  *   ics_echo: node N sees node M: OLD -> NEW (REASON), state now S, quorum Q
@@ -27,34 +33,82 @@ static unsigned int tx_channel = ICS_CH_CFSR;
 module_param(tx_channel, uint, 0444);
 MODULE_PARM_DESC(tx_channel, "channel to echo on (default CFSR)");
 
+static unsigned int pause_at;
+module_param(pause_at, uint, 0644);
+MODULE_PARM_DESC(pause_at, "pause rx_channel past this many messages queued (default 0: never)");
+
+static bool hold;
+module_param(hold, bool, 0644);
+MODULE_PARM_DESC(hold, "hold received messages, do not echo them (default no)");
+
 struct echo_net {
 	struct ics_handler h;
 	struct notifier_block nb;
 	struct net *net;
 	struct sk_buff_head queue;	/* received, waiting for the worker */
-	struct work_struct work;
+	struct delayed_work work;
+	bool paused;			/* queue.lock */
 };
 
 static unsigned int echo_net_id;
+
+/*
+ * Pause past pause_at messages queued, resume at a quarter of it (and
+ * whenever pause_at is 0). Under queue.lock, so that pauses and resumes
+ * follow the queue in order; ics_channel_pause() may be called so.
+ */
+static void echo_flow(struct echo_net *en)
+{
+	unsigned int at = READ_ONCE(pause_at), n = skb_queue_len(&en->queue);
+
+	lockdep_assert_held(&en->queue.lock);
+	if (!en->paused && at && n > at) {
+		en->paused = true;
+		ics_channel_pause(en->net, rx_channel, &en->h, true);
+		ics_channel_pause(en->net, tx_channel, &en->h, true);	/* ignored */
+	} else if (en->paused && (!at || n <= at / 4)) {
+		en->paused = false;
+		ics_channel_pause(en->net, rx_channel, &en->h, false);
+	}
+}
 
 static void echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
 		     struct sk_buff *skb)
 {
 	struct echo_net *en = container_of(h, struct echo_net, h);
+	unsigned long flags;
 
 	*(u8 *)skb->cb = src;
-	skb_queue_tail(&en->queue, skb);
-	schedule_work(&en->work);
+	spin_lock_irqsave(&en->queue.lock, flags);
+	__skb_queue_tail(&en->queue, skb);
+	echo_flow(en);
+	spin_unlock_irqrestore(&en->queue.lock, flags);
+	schedule_delayed_work(&en->work, 0);
+}
+
+static struct sk_buff *echo_next(struct echo_net *en)
+{
+	struct sk_buff *skb;
+
+	spin_lock_irq(&en->queue.lock);
+	skb = __skb_dequeue(&en->queue);
+	echo_flow(en);
+	spin_unlock_irq(&en->queue.lock);
+	return skb;
 }
 
 static void echo_work(struct work_struct *work)
 {
-	struct echo_net *en = container_of(work, struct echo_net, work);
+	struct echo_net *en = container_of(to_delayed_work(work), struct echo_net, work);
 	struct sk_buff *skb;
 	void *buf;
 	int err;
 
-	while ((skb = skb_dequeue(&en->queue))) {
+	if (READ_ONCE(hold)) {
+		schedule_delayed_work(&en->work, msecs_to_jiffies(20));
+		return;
+	}
+	while ((skb = echo_next(en))) {
 		buf = kvmalloc(skb->len ?: 1, GFP_KERNEL);
 		err = -ENOMEM;
 		if (buf && !skb_copy_bits(skb, 0, buf, skb->len))
@@ -97,7 +151,7 @@ static int __net_init echo_net_init(struct net *net)
 	en->h.rcv = echo_rcv;
 	en->nb.notifier_call = echo_event;
 	skb_queue_head_init(&en->queue);
-	INIT_WORK(&en->work, echo_work);
+	INIT_DELAYED_WORK(&en->work, echo_work);
 	err = ics_register_notifier(net, &en->nb);
 	if (err)
 		return err;
@@ -113,7 +167,7 @@ static void __net_exit echo_net_exit(struct net *net)
 
 	ics_unregister_notifier(net, &en->nb);
 	ics_unregister_handler(net, rx_channel, &en->h);	/* no rcv after this */
-	cancel_work_sync(&en->work);
+	cancel_delayed_work_sync(&en->work);
 	skb_queue_purge(&en->queue);
 }
 
