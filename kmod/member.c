@@ -478,14 +478,18 @@ static bool ics_rx_pending(struct ics_bind *b)
  * Declare down every alive node silent for more than heartbeat_misses of
  * its intervals; unless our receive path has frames waiting (not yet
  * looked at: one may be the node's), then look again one tick later, for
- * at most another heartbeat_misses of our intervals (hb_deferred).
+ * at most another heartbeat_misses of our intervals or half the link
+ * timeout, whichever is longer (hb_deferred): a backlog that many
+ * senders fill on a starved CPU holds frames for hundreds of ms, and a
+ * node silent by our own fault is reported before its link times out.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
 static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
 {
 	struct ics_net *in = b->in;
 	u32 misses = READ_ONCE(in->hb_misses);
-	u64 grace = (u64)READ_ONCE(in->hb_ms) * misses * NSEC_PER_MSEC;
+	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
+		    NSEC_PER_MSEC;
 	int pending = -1;	/* not looked yet */
 	struct ics_peer *p;
 	int node;
