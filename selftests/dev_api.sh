@@ -22,6 +22,9 @@ PARAMS=/sys/module/ics/parameters
 
 dev_in() { local ns=$1; shift; in_ns "$ns" $DEV "$@"; }
 
+# wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
+wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
+
 setup()
 {
 	pair_setup && [ -c /dev/ics ] || { fail "/dev/ics missing after loading ics"; return 1; }
@@ -82,7 +85,7 @@ queue_run()
 	rm -f "$mark"
 	coproc Q { in_ns "$NS_A" $DEV queue 2 3 "$mark" 2>&1; }
 	pid=$Q_PID
-	wait_eq 60 yes "three answers queued" sh -c "[ -e $mark ] && echo yes" ||
+	wait_file 60 "three answers queued" $mark ||
 		{ kill "$pid"; return 1; }
 	if [ "$mode" = read ]; then
 		# The peer leaves before they are read: what arrived stays.
@@ -116,7 +119,7 @@ data_through_netem()
 	rm -f "$mark"
 	in_ns "$NS_B" $DEV data-recv 1 "$n" "$set" "$mark" &
 	pid=$!
-	wait_eq 30 yes "receiver bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	wait_file 30 "receiver bound" $mark || { kill "$pid"; return 1; }
 	tc -n "$NS_A" qdisc add dev veth0 root netem "$@" || { kill "$pid"; return 1; }
 	dev_in "$NS_A" data-send 2 "$n" "$set"
 	rc=$?
@@ -165,6 +168,33 @@ bundle()
 	assert_eq "bundles and their messages received = sent" "$tb $tm" "$rb $rmsgs"
 }
 
+# The reader of held and held_big (ics_dev.py hold) on node 2. hold_start
+# N SET RCVBUF binds it (HOLD_P its pid) and notes node 2's dev_rx_drops;
+# hold_read has it read everything, echoes its output (the "# held:" line
+# also into HELD_LINE) and checks that node 2 dropped nothing.
+hold_start()
+{
+	local mark=$ICS_TMP/hold.ready
+	HOLD_D0=$(stat_get "$NS_B" dev_rx_drops)
+	rm -f "$mark"
+	coproc HOLD { in_ns "$NS_B" $DEV hold 1 "$1" "$2" "$3" "$mark" 2>&1; }
+	HOLD_P=$HOLD_PID	# bash unsets HOLD_PID when the coprocess ends
+	wait_file 30 "reader bound" "$mark" || { kill "$HOLD_P"; return 1; }
+}
+
+hold_read()
+{
+	local out
+	HELD_LINE=
+	echo read >&"${HOLD[1]}"
+	while read -r -u "${HOLD[0]}" out; do
+		echo "$out"
+		case $out in "# held:"*) HELD_LINE=$out ;; esac
+	done
+	wait "$HOLD_P" || return 1
+	assert_eq "messages dropped on node 2" "$HOLD_D0" "$(stat_get "$NS_B" dev_rx_drops)"
+}
+
 # Flow control: a reader that stops reading pauses TEST once half its
 # rcvbuf (8 MiB) is queued. Node 1 then holds the rest: its link shows TEST
 # paused, messages queued and none in flight, while another channel still
@@ -173,15 +203,12 @@ bundle()
 # message arrives, exactly and in order, and node 1's queue empties.
 held()
 {
-	local n=6000 mark=$ICS_TMP/hold.ready bit out pid spid p0 t0 d0 q
+	local n=6000 bit pid spid p0 t0 q
 	bit=$((1 << $(ch_id TEST)))
 	p0=$(stat_get "$NS_B" rx_pauses)
 	t0=$(stat_get "$NS_A" tx_pauses)
-	d0=$(stat_get "$NS_B" dev_rx_drops)
-	rm -f "$mark"
-	coproc HOLD { in_ns "$NS_B" $DEV hold 1 $n small $((8 << 20)) "$mark" 2>&1; }
-	pid=$HOLD_PID
-	wait_eq 30 yes "reader bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	hold_start $n small $((8 << 20)) || return 1
+	pid=$HOLD_P
 	dev_in "$NS_A" data-send 2 $n small &
 	spid=$!
 	wait_eq 60 $bit "channels node 2 paused, as node 1 sees them" \
@@ -197,14 +224,11 @@ held()
 	assert_eq "CFS messages done while TEST is paused" 50 "$(jget 'j["done"]' < "$ICS_TMP/cfs.json")" ||
 		{ kill "$pid"; return 1; }
 	assert_eq "TEST still held" "$q" "$(link_get "$NS_A" 2 queued_msgs)" || { kill "$pid"; return 1; }
-	echo read >&"${HOLD[1]}"
-	while read -r -u "${HOLD[0]}" out; do echo "$out"; done
-	wait "$pid" || return 1
+	hold_read || return 1
 	wait_eq 60 0 "messages queued to node 2" link_get "$NS_A" 2 queued_msgs || return 1
 	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused || return 1
 	[ "$(stat_get "$NS_B" rx_pauses)" -gt "$p0" ] || { fail "node 2 counted no pause"; return 1; }
 	[ "$(stat_get "$NS_A" tx_pauses)" -gt "$t0" ] || { fail "node 1 counted no pause"; return 1; }
-	assert_eq "messages dropped on node 2" "$d0" "$(stat_get "$NS_B" dev_rx_drops)"
 }
 
 # Three messages of 6 MiB to a reader that does not read, with a 16 MiB
@@ -224,13 +248,10 @@ held_big()
 
 held_big_run()
 {
-	local n=3 mark=$ICS_TMP/holdbig.ready bit out pid spid d0 rc=0
+	local n=3 bit pid
 	bit=$((1 << $(ch_id TEST)))
-	d0=$(stat_get "$NS_B" dev_rx_drops)
-	rm -f "$mark"
-	coproc HOLD { in_ns "$NS_B" $DEV hold 1 $n big $((16 << 20)) "$mark" 2>&1; }
-	pid=$HOLD_PID
-	wait_eq 30 yes "reader bound" sh -c "[ -e $mark ] && echo yes" || { kill "$pid"; return 1; }
+	hold_start $n big $((16 << 20)) || return 1
+	pid=$HOLD_P
 	# all three fit chan_queue_max: the writes return at once
 	dev_in "$NS_A" data-send 2 $n big || { fail "data-send"; kill "$pid"; return 1; }
 	wait_eq 60 $bit "channels node 2 paused, as node 1 sees it" \
@@ -239,17 +260,9 @@ held_big_run()
 		link_get "$NS_A" 2 inflight || { kill "$pid"; return 1; }
 	assert_eq "messages node 1 holds" 1 "$(link_get "$NS_A" 2 queued_msgs)" ||
 		{ kill "$pid"; return 1; }
-	echo read >&"${HOLD[1]}"
-	while read -r -u "${HOLD[0]}" out; do
-		echo "$out"
-		case $out in "# held:"*)
-			assert_eq "reader's queue at the pause" \
-				"# held: 2 messages queued on the reader, 0 dropped" "$out" || rc=1
-		esac
-	done
-	wait "$pid" || return 1
-	assert_eq "messages dropped on node 2" "$d0" "$(stat_get "$NS_B" dev_rx_drops)" || return 1
-	return $rc
+	hold_read || return 1
+	assert_eq "reader's queue at the pause" \
+		"# held: 2 messages queued on the reader, 0 dropped" "$HELD_LINE"
 }
 
 # Two readers that stop hold each channel's queue on the sender at
@@ -268,11 +281,11 @@ two_held_run()
 		bits=$((bits | 1 << $(ch_id $ch)))
 	done
 	for ch in TEST DLM; do
-		wait_eq 30 yes "$ch reader bound" sh -c "[ -e $d/mark.$ch ] && echo yes" ||
+		wait_file 30 "$ch reader bound" $d/mark.$ch ||
 			return 1
 		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
 		pids+=($!)
-		wait_eq 60 yes "channel $ch queue full on node 1" sh -c "[ -e $d/n.$ch ] && echo yes" ||
+		wait_file 60 "channel $ch queue full on node 1" $d/n.$ch ||
 			return 1
 		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
 			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
