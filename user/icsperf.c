@@ -144,6 +144,22 @@ static int dev_open(int channel, uint32_t flags)
 	return fd;
 }
 
+/*
+ * user_lat() waits in a blocking read, as a TCP client would, rather than
+ * poll() then read(): one system call fewer per round trip. Its bound on a
+ * round trip is this alarm, re-armed as the run goes: a read it interrupts
+ * (no SA_RESTART) returns EINTR with lat_expired set.
+ */
+#define LAT_TIMEOUT_S	10
+
+static volatile sig_atomic_t lat_expired;
+
+static void lat_alarm(int sig)
+{
+	(void)sig;
+	lat_expired = 1;
+}
+
 /* One message: header then payload, one write. 0 or -errno (-EAGAIN on a full queue). */
 static int msg_try_send(int fd, uint8_t node, int channel, uint16_t flags, const void *buf,
 			uint32_t len)
@@ -158,6 +174,8 @@ static int msg_try_send(int fd, uint8_t node, int channel, uint16_t flags, const
 			return 0;
 		if (errno != EINTR)
 			return -errno;
+		if (lat_expired)
+			return -ETIMEDOUT;
 	}
 }
 
@@ -196,6 +214,8 @@ static int msg_recv(int fd, struct ics_dev_hdr *h, void *buf, uint32_t cap, int 
 			return 0;
 		if (errno != EINTR)
 			return -errno;
+		if (lat_expired)
+			return -ETIMEDOUT;
 	}
 }
 
@@ -347,23 +367,37 @@ static void interim(uint64_t t0, uint64_t *next, uint32_t size, uint64_t msgs, u
 		bytes / s / 1e6);
 }
 
-/* Synchronous round trips for o.secs. */
+/*
+ * Synchronous round trips for o.secs: a blocking write, a blocking read
+ * (@buf holds @size + 8 bytes: an answer longer than that is an error).
+ */
 static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 {
 	uint64_t cap = 1 << 16, n = 0, *rtt = malloc(cap * sizeof(*rtt));
-	uint64_t t0 = now_ns(), end = t0 + o.secs * 1e9, next = 0, t;
+	uint64_t t0 = now_ns(), end = t0 + o.secs * 1e9, next = 0, t, armed = 0;
+	struct sigaction sa = { .sa_handler = lat_alarm }, old;	/* no SA_RESTART */
 	struct ics_dev_hdr h;
 	uint16_t flags;
 	int err;
 
 	if (!rtt)
 		die_errno("lat", ENOMEM);
+	lat_expired = 0;
+	sigaction(SIGALRM, &sa, &old);
 	do {
 		flags = ask(buf, size, REQ_ECHO);
 		t = now_ns();
+		if (t - armed > 1000000000ull) {	/* a system call a second */
+			alarm(LAT_TIMEOUT_S);
+			lat_expired = 0;
+			armed = t;
+		}
 		err = msg_send(fd, o.node, o.channel, flags, buf, size);
 		if (!err)
-			err = msg_recv(fd, &h, buf, ICS_MSG_MAX, 10000);
+			err = msg_recv(fd, &h, buf, size + 8, -1);
+		if (err == -ETIMEDOUT)
+			icsnl_err("round trip: no answer from node %u in %d s", o.node,
+				  LAT_TIMEOUT_S);
 		if (err)
 			die_errno("round trip", -err);
 		if (n == cap) {
@@ -375,6 +409,8 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 		rtt[n++] = now_ns() - t;
 		interim(t0, &next, size, n, n * size * 2);
 	} while (now_ns() < end);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
 	r->secs = (now_ns() - t0) / 1e9;
 	r->msgs = n;
 	r->bytes = n * size * 2;
@@ -384,9 +420,10 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 
 /*
  * The user server's count of messages it sank (read and dropped), in *@sunk.
- * /dev/ics has no flow control from reader to sender: a server slower than
- * the wire loses messages at its full receive queue (dev_rx_drops), and
- * this request may be one of them; so it is asked again every 5 s, up to
+ * A server slower than the wire pauses the channel (flow control) and
+ * loses nothing, but a file does drop what comes past its buffer
+ * (dev_rx_drops: a sender that ignores pauses), and this request may be
+ * one of them; so it is asked again every 5 s, up to
  * @budget_s, and an answer to any of the attempts will do (the server's
  * count is cumulative and each answer follows every sink sent before its
  * request, in order on the channel). Answers to the other attempts are
