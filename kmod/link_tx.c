@@ -448,7 +448,7 @@ static u16 ics_bundle_count(struct ics_link *l, int ch, struct ics_msg *m, u32 r
 }
 
 /* Cut the next frame off the head message(s) of @ch and send it. */
-static void ics_cut(struct ics_peer *p, int ch, u32 mtu, u32 window)
+static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 {
 	struct ics_link *l = &p->link;
 	struct ics_msg *m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
@@ -488,11 +488,14 @@ send:
 	l->big = max_t(u16, l->big, n);
 	l->tx_frames++;
 	/*
-	 * The last frame before we must wait (window full, or nothing more to
-	 * send) asks for an acknowledgement at once instead of a delayed one.
+	 * The last frame queued asks for an acknowledgement at once instead of
+	 * a delayed one: nothing after it would bring one. A full window needs
+	 * no request: the receiver acknowledges every ICS_ACK_EVERY (4)
+	 * frames, at most half of the least window, so acks keep coming while
+	 * it is full; asking there made one ack per burst, a burst being what
+	 * one ack let go.
 	 */
-	ics_send_frame(p, seq, ics_inflight(l) >= window || !ics_any_pending(l) ?
-			       ICS_WF_ACKREQ : 0);
+	ics_send_frame(p, seq, !ics_any_pending(l) ? ICS_WF_ACKREQ : 0);
 }
 
 /* Send what the window allows; with !@bulk, only level-0 channels' frames. */
@@ -510,7 +513,7 @@ static void ics_push_some(struct ics_peer *p, bool bulk)
 		ics_rewind_locked(p->b->in, l);
 
 	while (bulk && ics_inflight(l) < window && (ch = ics_pick(l, p->b->in)) >= 0)
-		ics_cut(p, ch, mtu, window);
+		ics_cut(p, ch, mtu);
 	if (bulk && ics_inflight(l) >= window && ics_any_pending(l))
 		l->cwnd_limited = true;
 	/*
@@ -522,7 +525,7 @@ static void ics_push_some(struct ics_peer *p, bool bulk)
 	 */
 	while (ics_inflight(l) < min(window + ICS_URGENT_RESERVE, l->ring_mask + 1) &&
 	       (ch = ics_pick_urgent(l, p->b->in)) >= 0)
-		ics_cut(p, ch, mtu, window);
+		ics_cut(p, ch, mtu);
 	if (ics_inflight(l) && !timer_pending(&l->rtx_timer))
 		ics_rtx_arm(l);
 }
