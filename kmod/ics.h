@@ -411,6 +411,7 @@ void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h,
 void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 
 /* link_tx.c: the send side of a link */
+u32 ics_window(const struct ics_peer *p);
 void ics_link_init(struct ics_peer *p);
 int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
 		  u32 len, const struct ics_send_args *args, gfp_t gfp);

@@ -389,7 +389,7 @@ static void ics_link_snapshot(struct ics_peer *p, struct ics_link_info *li)
 	li->tx_sess = l->tx_sess;
 	li->snd_una = l->snd_una;
 	li->snd_nxt = l->snd_nxt;
-	li->cwnd = l->cwnd;
+	li->cwnd = ics_window(p);
 	li->ssthresh = l->ssthresh;
 	li->srtt_us = l->srtt_us;
 	li->rttvar_us = l->rttvar_us;

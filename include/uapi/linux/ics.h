@@ -673,7 +673,7 @@ enum ics_link_attr {
 	ICS_LINK_A_SND_UNA,	/* u32: oldest unacknowledged seq */
 	ICS_LINK_A_SND_NXT,	/* u32: next seq to send */
 	ICS_LINK_A_RCV_NXT,	/* u32: next seq expected */
-	ICS_LINK_A_CWND,	/* u32: congestion window, frames */
+	ICS_LINK_A_CWND,	/* u32: congestion window, frames (at least 64 KiB) */
 	ICS_LINK_A_SSTHRESH,	/* u32: frames */
 	ICS_LINK_A_INFLIGHT,	/* u32: frames sent, not acknowledged */
 	ICS_LINK_A_SRTT_US,	/* u32: smoothed round-trip time */
