@@ -395,9 +395,11 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 		err = msg_send(fd, o.node, o.channel, flags, buf, size);
 		if (!err)
 			err = msg_recv(fd, &h, buf, size + 8, -1);
-		if (err == -ETIMEDOUT)
+		if (err == -ETIMEDOUT) {
 			icsnl_err("round trip: no answer from node %u in %d s", o.node,
 				  LAT_TIMEOUT_S);
+			exit(1);
+		}
 		if (err)
 			die_errno("round trip", -err);
 		if (n == cap) {
