@@ -3,13 +3,14 @@
 #
 # two_members.sh - two cluster members over a veth pair: messages on all 16
 # channels in both directions arrive whole, with their test pattern intact,
-# and every channel, histogram and per-node counter is exact.
+# and every channel, histogram and per-node counter is exact; a stream's
+# window and its receiver's acknowledgements are as wire-format.rst says.
 #
 #   netns ics$$-a                             netns ics$$-b
 #   +-----------------------------+           +-----------------------------+
 #   | ics node 1, cluster 0       |           | ics node 2, cluster 0       |
 #   |  veth0 02:00:00:00:00:01    +---veth----+  veth0 02:00:00:00:00:02    |
-#   |  (netem reorder, case 6)    |           |                             |
+#   |  (netem reorder, case 7)    |           |                             |
 #   +-----------------------------+           +-----------------------------+
 #
 # Module loaded with heartbeat_ms=3600000: only the bind-time hellos and the
@@ -18,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 
 ics_init tc
-ktap_set_plan 7
+ktap_set_plan 8
 
 setup()
 {
@@ -81,6 +82,33 @@ both_at_once()
 	rb=$!
 	wait $ra || fail "sender node 1 failed"
 	wait $rb || fail "sender node 2 failed"
+	check_both
+}
+
+# A loss-free stream: 8 messages of 256 KiB from node 1 (1448 data frames
+# at MTU 1500). Node 1's window holds a 64 KiB message (ceil(65536 /
+# (1500 - 48)) = 46 frames, icstat links cwnd; its least); node 2
+# acknowledges in-order frames every ICS_ACK_EVERY (4), so its ACK frames
+# grow by at most one per 3 data frames taken: the margin is the tail
+# frames' acks (one per message at most, the sender asks) and delayed acks
+# when the sender pauses. A sender asking for an ack whenever its window
+# filled made 25 000 ACK frames for 31 000 data frames (make bench layout
+# b, wire-format.rst).
+acks_and_window()
+{
+	local f0 a0 f1 a1 cwnd want
+	f0=$(link_get "$NS_B" 1 rx_frames) && a0=$(link_get "$NS_B" 1 tx_acks) || return 1
+	ics_send "$NS_A" 1 2 TEST 262144 8 || return 1
+	ics_wait_rx "$NS_B" 2 "$(sends_to 2)" 60 || return 1
+	f1=$(link_get "$NS_B" 1 rx_frames) && a1=$(link_get "$NS_B" 1 tx_acks) || return 1
+	info "node 2 took $((f1 - f0)) data frames and sent $((a1 - a0)) ACK frames"
+	[ $((f1 - f0)) -ge 1448 ] || { fail "node 2 took $((f1 - f0)) data frames, expected >= 1448"; return 1; }
+	[ $(((a1 - a0) * 3)) -le $((f1 - f0)) ] ||
+		{ fail "node 2 sent $((a1 - a0)) ACK frames for $((f1 - f0)) data frames (> 1 per 3)"; return 1; }
+	want=$(((65536 + 1500 - 48 - 1) / (1500 - 48)))
+	cwnd=$(link_get "$NS_A" 2 cwnd) || return 1
+	[ "$cwnd" -ge "$want" ] ||
+		{ fail "node 1's window to node 2 is $cwnd frames, less than 64 KiB ($want)"; return 1; }
 	check_both
 }
 
@@ -152,6 +180,7 @@ ics_case "icsctl send prints the contract line" send_output
 ics_case "node 1 -> node 2 on all 16 channels: content, channel, histogram and node counters exact" a_to_b
 ics_case "node 2 -> node 1 on all 16 channels: content, channel, histogram and node counters exact" b_to_a
 ics_case "both directions at once: all messages whole, counters exact" both_at_once
+ics_case "a loss-free stream: a window of 64 KiB, an ACK frame per 3 data frames at most" acks_and_window
 ics_case "out-of-order frames (netem reorder) are held and delivered in order, counters exact" reorder
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 ktap_finished
