@@ -131,7 +131,7 @@ data_through_netem()
 # A user's bytes (not the test pattern) at every size either side of the
 # copybreak and of page and frame boundaries, up to 1 MiB, arrive exactly,
 # in order, through loss, reordering, duplication and corruption on the
-# wire: the frames of messages over 256 bytes carry the message's pages,
+# wire: the frames of messages over 2 KiB carry the message's pages,
 # and both ends checksum them where they lie.
 data_exact()
 {

@@ -322,15 +322,15 @@ def cmd_queue(peer, n, mark):
     expect("write to the departed peer", errno.EHOSTDOWN, send, fd, peer, b"x")
 
 
-# Sizes either side of the copybreak (256: data inside the message) and of
+# Sizes either side of the copybreak (2048: data inside the message) and of
 # page and frame boundaries (the frames of larger messages reference the
 # message's pages), up to 1 MiB.
-DATA_SIZES = [0, 1, 255, 256, 257, 4095, 4096, 4097, 8191, 8192, 8193, 1400, 1401,
-              9000, 12289, 65535, 65536, 65537, 200003, 1 << 20]
+DATA_SIZES = [0, 1, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,
+              1400, 1401, 9000, 12289, 65535, 65536, 65537, 200003, 1 << 20]
 
-# Sizes that bundle (up to ICS_BUNDLE_MSG_MAX, 2048: inline data up to the
-# copybreak, 256, paged beyond, across a page boundary too) and a few over
-# it (which end a bundle), in an order that mixes them.
+# Sizes that bundle (up to ICS_BUNDLE_MSG_MAX, 2048, the copybreak too:
+# data inside the message) and a few over it (which end a bundle, paged),
+# in an order that mixes them.
 SMALL_SIZES = [(i * 37) % 258 for i in range(258)] + [(i * 389) % 2050 for i in range(64)] + \
     [2049, 3000]
 SIZE_SETS = {"mixed": DATA_SIZES, "small": SMALL_SIZES, "big": [6 << 20]}
