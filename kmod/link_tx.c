@@ -336,21 +336,18 @@ static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 o
 	}
 }
 
-/* A message's @n bytes from @off into @to: copied, or the test pattern. */
+/*
+ * An unpaged message's @n bytes from @off into @to: copied, or the test
+ * pattern. Paged messages are never copied: their frames reference the
+ * pages, and no bundle holds one (the copybreak is the bundle's limit).
+ */
 static void ics_msg_copy(const struct ics_msg *m, u8 *to, u32 off, u32 n)
 {
-	u32 k;
-
-	if (m->flags & ICS_WF_TESTPAT) {
+	BUILD_BUG_ON(ICS_BUNDLE_MSG_MAX > ICS_COPYBREAK);
+	if (m->flags & ICS_WF_TESTPAT)
 		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len), to, off, n);
-	} else if (!m->paged) {
+	else
 		memcpy(to, m->data + off, n);
-	} else {
-		for (; n; off += k, to += k, n -= k) {
-			k = min_t(u32, n, PAGE_SIZE - offset_in_page(off));
-			memcpy_from_page(to, m->pages[off / PAGE_SIZE], offset_in_page(off), k);
-		}
-	}
 }
 
 /* The payload of a bundle: @k messages from @m on, as link.sent holds them. */
