@@ -21,8 +21,8 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ics_init
-ktap_set_plan 4
+ics_init timeout
+ktap_set_plan 5
 
 setup()
 {
@@ -98,10 +98,71 @@ concurrent()
 	check_all
 }
 
+# A resumed channel is told to a sender that never sent to the reader:
+# node 3 binds again (a new incarnation, which has sent node 2 nothing);
+# node 2's TEST reader stops while node 1 floods it; node 3 learns of the
+# pause from node 2's heartbeats only, and holds the message it then sends.
+# Node 2's heartbeats are then put an hour apart, so that when the reader
+# reads, the one word node 2 can send node 3 is the ACK that says the
+# channel resumed, with no session of node 3's to acknowledge
+# (kmod/flow.c): node 3's message must arrive on it, and no heartbeat
+# from node 2 in between.
+resume_unsent_run()
+{
+	local d=$ICS_TMP/resume bit rc=0 pids=() i hb
+	local who=("node 2's reader" "node 1's writer" "node 3's sender")
+	bit=$((1 << $(ch_id TEST)))
+	rm -rf "$d" && mkdir "$d" || return 1
+	in_ns "${NS[3]}" icsctl unbind && ics_bind "${NS[3]}" eth0 3 || return 1
+	ics_model reachable 30 "${NS[2]}:3" "${NS[3]}:2" "${NS[1]}:3" "${NS[3]}:1" || return 1
+	in_ns "${NS[2]}" python3 "$ICS_SRC_DIR/ics_dev.py" stall 1 "$(ch_id TEST)" $((4 << 20)) \
+		"$d/mark" "$d/go" &
+	pids+=($!)
+	wait_eq 30 yes "node 2's reader bound" sh -c "[ -e $d/mark ] && echo yes" || return 1
+	in_ns "${NS[2]}" icsctl set heartbeat 500 || return 1
+	in_ns "${NS[1]}" python3 "$ICS_SRC_DIR/ics_dev.py" flood 2 "$(ch_id TEST)" "$d/n" "$d/go" &
+	pids+=($!)
+	wait_eq 60 yes "node 1's TEST queue full" sh -c "[ -e $d/n ] && echo yes" || return 1
+	wait_eq 60 $bit "node 2's paused channels, as node 3 hears them" \
+		link_get "${NS[3]}" 2 peer_paused || return 1
+	in_ns "${NS[2]}" icsctl set heartbeat $ICS_HB_LONG || return 1
+	sleep 1.5	# the tick the 500 ms interval set, and its heartbeat
+	hb=$(stat_get "${NS[2]}" hello_tx)
+	# --wait waits as long as the channel is held: bounded here
+	in_ns "${NS[3]}" timeout $((90 * ICS_SCALE)) icsctl send node 2 channel TEST size 3000 \
+		count 1 --wait -j > "$d/s3.json" 2> "$d/s3.json.err" &
+	pids+=($!)
+	wait_eq 30 1 "messages node 3 holds for node 2" link_get "${NS[3]}" 2 queued_msgs || return 1
+	assert_eq "frames node 3 has in flight to node 2" 0 "$(link_get "${NS[3]}" 2 inflight)" ||
+		return 1
+	assert_eq "node 3's session, as node 2 knows it" 0 "$(link_get "${NS[2]}" 3 rx_session)" ||
+		return 1
+	echo "$(cat "$d/n") 1" > "$d/go.tmp" && mv "$d/go.tmp" "$d/go"
+	for i in 0 1 2; do
+		wait "${pids[i]}" || { fail "${who[i]}: exit $? (124: timed out)"; rc=1; }
+	done
+	[ $rc = 0 ] || return 1
+	assert_eq "node 3's message acknowledged" 1 "$(jget 'j["done"]' < "$d/s3.json")" || return 1
+	assert_eq "heartbeats node 2 sent meanwhile" "$hb" "$(stat_get "${NS[2]}" hello_tx)"
+}
+
+resume_unsent()
+{
+	local rc=0
+	resume_unsent_run || rc=1
+	# after a failure, no reader, writer or sender left for the teardown
+	if pkill -f "ics_dev.py (stall|flood)|icsctl [s]end"; then
+		wait_eq 10 0 "readers and writers of this case gone" \
+			sh -c 'pgrep -cf "ics_dev.py (stall|flood)|icsctl [s]end"'
+	fi
+	return $rc
+}
+
 setup || ics_bail "setup failed"
 ics_case "bind three members on a bridge, all six pairs reachable" bind_all ||
 	ics_bail "members cannot see each other"
 ics_case "each member to both others on all 16 channels: delivery and counters exact" mesh
 ics_case "all three sending at once: delivery and counters exact" concurrent
+ics_case "a resumed channel: its ACK reaches a sender without a session" resume_unsent
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 ktap_finished
