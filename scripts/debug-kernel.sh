@@ -3,11 +3,12 @@
 #
 # Build, once, a small debug kernel from Debian's linux-source-6.12 for the
 # VM tests: virtme-ng's minimal config plus KASAN, lockdep, kmemleak,
-# sleep-in-atomic checks and what the selftests need, built in. Cached
-# outside the tree (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug);
-# prints the tree's path. Takes ~20 min on 2 cores the first time.
+# sleep-in-atomic checks and what the selftests need, built in; TIPC as a
+# module, to run `make bench`'s TIPC peer under KASAN too. Cached outside
+# the tree (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug); prints
+# the tree's path. Takes ~20 min on 2 cores the first time.
 set -euo pipefail
-rev=2
+rev=3
 tree=${ICS_DEBUG_KERNEL:-/var/cache/ics/linux-debug}
 if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
 	echo "$tree"
@@ -40,7 +41,7 @@ vng --kconfig >/dev/null
 	-e REFCOUNT_FULL -e DEBUG_LIST -e UBSAN -e UBSAN_BOUNDS \
 	-e MODULES -e MODULE_UNLOAD \
 	-e NET -e INET -e PACKET -e NET_NS -e VETH -e BRIDGE -e NET_SCH_NETEM \
-	-e NET_SCHED -e UNIX -e TMPFS -e CRYPTO_CRC32C -e LIBCRC32C \
+	-e NET_SCHED -e UNIX -e TMPFS -e CRYPTO_CRC32C -e LIBCRC32C -m TIPC \
 	-d DEBUG_INFO_BTF -d DEBUG_INFO -d DEBUG_INFO_DWARF5 -e DEBUG_INFO_NONE
 make olddefconfig >/dev/null
 make -j"$(nproc)" bzImage modules >build.log 2>&1 || { tail -40 build.log >&2; exit 1; }
