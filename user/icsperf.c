@@ -780,6 +780,37 @@ static const char *transport(void)
 	return o.kernel ? "ics-kernel" : "ics-user";
 }
 
+/* How the test measures, for -j (make bench's report prints it). */
+static const char *notes(void)
+{
+	if (o.kernel && o.test == T_LAT)
+		return "the in-kernel client: each round trip a test-pattern message of SIZE bytes "
+		       "answered by the TEST service with as many, timed in the kernel";
+	if (o.kernel)
+		return "the in-kernel generator queues every message (blocking while the channel's "
+		       "queue is full) and the time runs until the last is acknowledged; it writes "
+		       "every byte as a test pattern and the TEST service checks every byte as it "
+		       "arrives, a per-byte cost at both ends that ics-user does not pay";
+	switch (o.test) {
+	case T_LAT:
+		return "one write() and one blocking read() per round trip through /dev/ics";
+	case T_STREAM:
+		if (o.window)
+			return "one write() per message through /dev/ics, -w messages in flight, "
+			       "each answered with an empty message";
+		return o.peer_kernel ? "one write() per message through /dev/ics, no window: the "
+				       "TEST service sinks each as it arrives" :
+				       "one write() per message through /dev/ics, no window: the "
+				       "server reads (in batches) and counts; throughput is what it read";
+	case T_BISTREAM:
+		return "one write() per message through /dev/ics, -w messages in flight, each "
+		       "answered with as many bytes: both directions counted";
+	default:
+		return "open loop: requests leave on schedule through /dev/ics whether or not "
+		       "answers came; each round trip counts from when its request was due";
+	}
+}
+
 static void output(const struct result *res, int n)
 {
 	const char *peer = o.kernel || o.peer_kernel ? "kernel" : "user";
@@ -789,9 +820,9 @@ static void output(const struct result *res, int n)
 		printf("{\"tool\":\"icsperf\",\"transport\":\"%s\",\"test\":\"%s\",\"peer\":\"%s\","
 		       "\"node\":%u,\"channel\":\"%s\",\"window\":%u,\"streams\":%d,"
 		       "\"cpu_method\":\"CPUs x wall - (idle+iowait+steal), /proc/stat\","
-		       "\"results\":[",
+		       "\"notes\":\"%s\",\"results\":[",
 		       transport(), test_names[o.test], peer, o.node, ics_channel_names[o.channel],
-		       o.window, o.streams);
+		       o.window, o.streams, notes());
 		for (i = 0; i < n; i++) {
 			const struct result *r = &res[i];
 
