@@ -4,9 +4,12 @@
 # Build, once, a small debug kernel from Debian's linux-source-6.12 for the
 # VM tests: virtme-ng's minimal config plus KASAN, lockdep, kmemleak,
 # sleep-in-atomic checks and what the selftests need, built in; TIPC as a
-# module, to run `make bench`'s TIPC peer under KASAN too. Cached outside
-# the tree (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug); prints
-# the tree's path. Takes ~20 min on 2 cores the first time.
+# module, so that layout b of `make bench` can be run on it by hand with
+# TIPC beside ics (insmod net/ipv4/udp_tunnel.ko and net/tipc/tipc.ko
+# from the tree: vng's modules directory does not match the kernel's
+# release). Cached outside the tree
+# (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug); prints the
+# tree's path. Takes ~20 min on 2 cores the first time.
 set -euo pipefail
 rev=3
 tree=${ICS_DEBUG_KERNEL:-/var/cache/ics/linux-debug}
