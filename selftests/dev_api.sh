@@ -22,9 +22,6 @@ PARAMS=/sys/module/ics/parameters
 
 dev_in() { local ns=$1; shift; in_ns "$ns" $DEV "$@"; }
 
-# wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
-wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
-
 setup()
 {
 	pair_setup && [ -c /dev/ics ] || { fail "/dev/ics missing after loading ics"; return 1; }

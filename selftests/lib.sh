@@ -548,6 +548,9 @@ wait_eq()
 	done
 }
 
+# wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
+wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
+
 wait_reachable()	# NS NODE
 {
 	ics_model reachable 30 "$1:$2"

@@ -118,11 +118,11 @@ resume_unsent_run()
 	in_ns "${NS[2]}" python3 "$ICS_SRC_DIR/ics_dev.py" stall 1 "$(ch_id TEST)" $((4 << 20)) \
 		"$d/mark" "$d/go" &
 	pids+=($!)
-	wait_eq 30 yes "node 2's reader bound" sh -c "[ -e $d/mark ] && echo yes" || return 1
+	wait_file 30 "node 2's reader bound" "$d/mark" || return 1
 	in_ns "${NS[2]}" icsctl set heartbeat 500 || return 1
 	in_ns "${NS[1]}" python3 "$ICS_SRC_DIR/ics_dev.py" flood 2 "$(ch_id TEST)" "$d/n" "$d/go" &
 	pids+=($!)
-	wait_eq 60 yes "node 1's TEST queue full" sh -c "[ -e $d/n ] && echo yes" || return 1
+	wait_file 60 "node 1's TEST queue full" "$d/n" || return 1
 	wait_eq 60 $bit "node 2's paused channels, as node 3 hears them" \
 		link_get "${NS[3]}" 2 peer_paused || return 1
 	in_ns "${NS[2]}" icsctl set heartbeat $ICS_HB_LONG || return 1
