@@ -167,7 +167,7 @@ struct ics_txframe {
 	u16 len;
 	u16 bundle;			/* messages in a bundle (from msg on in link.sent); 0 */
 	u8 sacked:1;		/* the receiver holds it (SACK) */
-	u8 rexmit:1;		/* sent more than once: no RTT sample (Karn) */
+	u8 rexmit:1;		/* sent more than once: see ics_frame_rtt() */
 	u8 last:1;		/* the message's last frame */
 	u64 sent_ns;		/* last transmission */
 };
@@ -206,6 +206,7 @@ struct ics_link {
 	u16 big;			/* largest frame payload in flight */
 	bool reorder;			/* rtx_timer runs as reorder timer */
 	bool cwnd_limited;		/* the window held frames back this round */
+	bool slow_path;			/* too slow for the least window (link_tx.c) */
 	u8 rr[ICS_PRIO_LEVELS];		/* round robin within a level */
 	u8 starve[ICS_PRIO_LEVELS];	/* frames a waiting level was passed over */
 	unsigned long progress;		/* jiffies of the last ack progress */
