@@ -117,7 +117,8 @@ demo: deps
 dkms-test:
 	@bash scripts/dkms-test.sh
 
-# checkpatch from the kernel source tarball (scripts/ksft-extract.sh).
+# checkpatch from the kernel source tarball (scripts/ksft-extract.sh); then
+# Documentation/ must parse (scripts/check-docs.py).
 CHECKPATCH := build/ksft/scripts/checkpatch.pl
 style:
 	@bash scripts/ksft-extract.sh >/dev/null
@@ -125,6 +126,7 @@ style:
 		-f $(filter-out %.mod.c,$(wildcard kmod/*.c selftests/ics_echo/*.c)) kmod/*.h include/net/ics.h \
 		include/uapi/linux/ics.h | \
 		grep -v '^total: 0 errors, 0 warnings' | { ! grep .; }
+	@python3 scripts/check-docs.py
 
 install:
 	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod modules_install

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 stamp=/var/lib/ics-deps.stamp
-want_rev=6
+want_rev=7
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_rev" ] && command -v vng >/dev/null; then
 	exit 0
 fi
@@ -63,6 +63,7 @@ apt-get install -y -qq --no-install-recommends \
 	sparse dkms \
 	qemu-system-x86 qemu-utils busybox-static udev \
 	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema python3-matplotlib \
+	python3-docutils groff-base \
 	perl python3 python3-pip \
 	linux-source-6.1 \
 	"$k61" "$h61"
@@ -72,6 +73,11 @@ apt-get install -y -qq --no-install-recommends -t bookworm-backports \
 # virtme-ng boots the host's kernels with the host's root file system.
 if ! command -v vng >/dev/null; then
 	pip install -q virtme-ng || pip install -q --break-system-packages virtme-ng
+fi
+# make style parses Documentation/ with docutils, under whichever python3 is
+# first in PATH (not always Debian's).
+if ! python3 -c 'import docutils' 2>/dev/null; then
+	pip install -q docutils || pip install -q --break-system-packages docutils
 fi
 
 echo "$want_rev" > "$stamp"
