@@ -8,7 +8,8 @@
 #
 #   server  sets the NIC's MTU, 10.77.0.2, starts every server of
 #           scripts/bench-transports.sh on it (bench-peer packet, udp, tcp,
-#           tipc; ics bound as node 2 with `icsperf server`), then writes
+#           tipc; ics bound as node 2 with `icsperf server`; TIPC and ics
+#           only when BENCH_TRANSPORT_LIST names them), then writes
 #           the transports it serves to SHARED/server-ready and waits to be
 #           killed.
 #   client  sets the NIC's MTU, 10.77.0.1, waits for SHARED/server-ready,
@@ -78,6 +79,19 @@ tipc_up()	# IDENTITY
 		tipc node set identity "$1" && tipc bearer enable media eth device "$dev"
 }
 
+# wanted KIND: whether BENCH_TRANSPORT_LIST names KIND (tipc; ics for
+# ics-user or ics-kernel). The server loads and binds only those: a run
+# without TIPC or ics has neither module in either VM, so an experiment
+# that leaves one out is a command line, not an edit.
+wanted()
+{
+	local t
+	for t in ${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}; do
+		[ "${t%-*}" = "$1" ] && return 0
+	done
+	return 1
+}
+
 if [ "$role" = server ]; then
 	served=
 	bench-peer server packet -i "$dev" > "$res/server-packet.log" 2>&1 &
@@ -85,13 +99,17 @@ if [ "$role" = server ]; then
 	bench-peer server udp -p 5201 > "$res/server-udp.log" 2>&1 &
 	bench-peer server tcp -p 5201 > "$res/server-tcp.log" 2>&1 &
 	served+=" udp tcp"
-	if tipc_up "bt-b$mtu"; then
+	if ! wanted tipc; then
+		log "layout b server: TIPC not in BENCH_TRANSPORT_LIST, not loaded"
+	elif tipc_up "bt-b$mtu"; then
 		bench-peer server tipc -p 1 > "$res/server-tipc.log" 2>&1 &
 		served+=" tipc"
 	else
 		log "layout b server: no TIPC bearer on $dev"
 	fi
-	if command -v icsperf >/dev/null && insmod "$stage/ics.ko" $ICS_PARAMS &&
+	if ! wanted ics; then
+		log "layout b server: ics not in BENCH_TRANSPORT_LIST, not loaded"
+	elif command -v icsperf >/dev/null && insmod "$stage/ics.ko" $ICS_PARAMS &&
 		icsctl bind dev "$dev" node 2 cluster 7 >/dev/null; then
 		icsperf server > "$res/server-ics.log" 2>&1 &
 		served+=" ics"

@@ -43,7 +43,8 @@
 #   BENCH_STREAM_SIZES    BENCH_SIZES
 #   BENCH_RATES           offered requests/s for rr-load (empty: no rr-load)
 #   BENCH_LOAD_SIZE       8192
-#   BENCH_TRANSPORT_LIST  "packet udp tcp tipc ics-user ics-kernel"
+#   BENCH_TRANSPORT_LIST  "packet udp tcp tipc ics-user ics-kernel" (layout b
+#                         loads TIPC, ics only when it names them)
 #   BENCH_PIN             "0 1": the client's vCPU, the server's
 #   BENCH_STATS_SIZE      65536: the streams that measure what statistics cost
 set -u
