@@ -80,9 +80,9 @@ tipc_up()	# IDENTITY
 }
 
 # wanted KIND: whether BENCH_TRANSPORT_LIST names KIND (tipc; ics for
-# ics-user or ics-kernel). The server loads and binds only those: a run
-# without TIPC or ics has neither module in either VM, so an experiment
-# that leaves one out is a command line, not an edit.
+# ics-user or ics-kernel). The server loads and binds only those, as the
+# client does: a run that leaves TIPC or ics out has that module in
+# neither VM, so such an experiment is a command line, not an edit.
 wanted()
 {
 	local t
