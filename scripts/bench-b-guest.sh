@@ -79,6 +79,8 @@ tipc_up()	# IDENTITY
 		tipc node set identity "$1" && tipc bearer enable media eth device "$dev"
 }
 
+transports=${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}
+
 # wanted KIND: whether BENCH_TRANSPORT_LIST names KIND (tipc; ics for
 # ics-user or ics-kernel). The server loads and binds only those, as the
 # client does: a run that leaves TIPC or ics out has that module in
@@ -86,7 +88,7 @@ tipc_up()	# IDENTITY
 wanted()
 {
 	local t
-	for t in ${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}; do
+	for t in $transports; do
 		[ "${t%-*}" = "$1" ] && return 0
 	done
 	return 1
@@ -140,7 +142,7 @@ done
 [ -s "$res/server-ready" ] || fail "the server did not become ready in 300 s"
 served=$(cat "$res/server-ready")
 avail=
-for t in ${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}; do
+for t in $transports; do
 	case " $served " in *" ${t%-*} "*) ;; *) continue ;; esac
 	case $t in
 	tipc)
