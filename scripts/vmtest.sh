@@ -20,7 +20,9 @@
 #   ICS_TIMEOUT_SCALE      wait-deadline multiplier inside the guest (default 3;
 #                          make vmtest-debug uses 10)
 #   ICS_*                  every other ICS_ variable (ICS_STRESS_COUNT,
-#                          ICS_SOAK_SECS, ...) is passed to the guest's tests
+#                          ICS_SOAK_SECS, ...) is passed to the guest's tests;
+#                          e.g. ICS_CASES=10 ICS_CASE_REPEAT=8 -t dev_api.sh
+#                          runs that file's case 10 eight times (lib.sh)
 #   VMTEST_OUT             results directory (default build/vmtest); give
 #                          concurrent runs different ones
 #   VMTEST_PARALLEL=1      boot every kernel's VM at once (make check does)

@@ -164,7 +164,11 @@ ics_case()
 
 # Table-driven tests: case_add DESCRIPTION CMD [ARGS...] adds a KTAP case,
 # step_add CMD [ARGS...] a setup step between cases (bail out on failure);
-# cases_run sets the plan from the table, runs it and finishes.
+# cases_run sets the plan from the table, runs it and finishes. To chase
+# one case, ICS_CASES=3,10 runs only those (numbered as in the KTAP
+# output; the setup steps all run) and skips the others, and
+# ICS_CASE_REPEAT=N runs each selected case N times (stopping at its
+# first failure).
 ICS_CASE_DESC=()
 ICS_CASE_CMD=()
 case_add()
@@ -187,14 +191,30 @@ cases_run()
 		[ -n "${ICS_CASE_DESC[$i]}" ] && n=$((n + 1))
 	done
 	ktap_set_plan $n
+	n=0
 	for i in "${!ICS_CASE_DESC[@]}"; do
 		if [ -z "${ICS_CASE_DESC[$i]}" ]; then
 			eval "${ICS_CASE_CMD[$i]}" || ics_bail "setup step failed: ${ICS_CASE_CMD[$i]}"
-		else
-			ics_case "${ICS_CASE_DESC[$i]}" eval "${ICS_CASE_CMD[$i]}"
+			continue
 		fi
+		n=$((n + 1))
+		if [ -n "${ICS_CASES:-}" ] && [[ ",$ICS_CASES," != *",$n,"* ]]; then
+			ktap_test_skip "${ICS_CASE_DESC[$i]} (not in ICS_CASES=$ICS_CASES)"
+			continue
+		fi
+		ics_case "${ICS_CASE_DESC[$i]}" case_repeat "${ICS_CASE_CMD[$i]}"
 	done
 	ktap_finished
+}
+
+case_repeat()
+{
+	local k
+	for ((k = 1; k < ${ICS_CASE_REPEAT:-1}; k++)); do
+		echo "# repetition $k of $ICS_CASE_REPEAT"
+		eval "$1" || return
+	done
+	eval "$1"
 }
 
 # Deadline in seconds, scaled for slow (TCG) guests.
