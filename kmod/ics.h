@@ -192,6 +192,9 @@ struct ics_link {
 	u32 round_end;			/* a round trip ends when snd_una passes it */
 	u32 round_sum_us, round_n;	/* RTT samples in this round */
 	u32 round_base_us;		/* sum of those samples' min_rtt_us */
+	u32 delivered;			/* frames acknowledged or SACKed, ever */
+	u32 round_delivered;		/* delivered when this round began, */
+	u64 round_start_ns;		/* and when */
 	/* least RTT sample of small and of big frames, renewed every 10 s */
 	u32 min_rtt_us[2];
 	unsigned long min_rtt_stamp[2];
@@ -207,6 +210,7 @@ struct ics_link {
 	bool reorder;			/* rtx_timer runs as reorder timer */
 	bool cwnd_limited;		/* the window held frames back this round */
 	bool slow_path;			/* too slow for the least window (link_tx.c) */
+	u8 fast_rounds;			/* rounds in a row that said it is not */
 	u8 rr[ICS_PRIO_LEVELS];		/* round robin within a level */
 	u8 starve[ICS_PRIO_LEVELS];	/* frames a waiting level was passed over */
 	unsigned long progress;		/* jiffies of the last ack progress */

@@ -43,6 +43,7 @@
 #define ICS_CWND_MIN		16	/* where the window starts, and its least */
 #define ICS_CWND_MIN_BYTES	SZ_64K	/* and a 64 KiB message in one window */
 #define ICS_CWND_LOSS		2	/* after an RTO, on a slow path the least */
+#define ICS_FAST_ROUNDS		4	/* rounds in a row that find a slow path fast */
 #define ICS_VEGAS_ALPHA		1	/* frames queued in the path: grow below */
 #define ICS_VEGAS_BETA		3	/* shrink above */
 #define ICS_DUPTHRESH		3	/* later frames SACKed before a hole is lost */
@@ -152,6 +153,8 @@ static void ics_new_session(struct ics_link *l)
 	l->big = 0;
 	l->reorder = false;
 	l->round_end = 1;
+	l->round_delivered = l->delivered;
+	l->round_start_ns = ktime_get_ns();
 	l->round_sum_us = 0;
 	l->round_base_us = 0;
 	l->round_n = 0;
@@ -491,8 +494,12 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 
 	if (!l->tx_sess)
 		ics_new_session(l);
-	if (!ics_inflight(l))
+	if (!ics_inflight(l)) {
+		/* from idle: the round (ics_round_end()) begins now */
 		l->progress = jiffies;
+		l->round_delivered = l->delivered;
+		l->round_start_ns = ktime_get_ns();
+	}
 	k = ics_bundle_count(l, ch, m, mtu - ICS_HDR_LEN, &blen);
 	if (k) {
 		*f = (struct ics_txframe){ .msg = m, .len = blen, .bundle = k };
@@ -854,6 +861,8 @@ static void ics_round_end(struct ics_peer *p)
 {
 	struct ics_link *l = &p->link;
 	u32 rtt = 0, base = 0, max = l->ring_mask + 1, queued, w = ics_window(p);
+	u64 now = ktime_get_ns(), dur_us = div_u64(now - l->round_start_ns, NSEC_PER_USEC);
+	u32 d = l->delivered - l->round_delivered;
 
 	if (l->round_n) {
 		rtt = l->round_sum_us / l->round_n;
@@ -861,16 +870,32 @@ static void ics_round_end(struct ics_peer *p)
 	}
 	if (rtt) {
 		/*
-		 * The path took w frames a round trip (if the window, not the
-		 * writer, limited the round): would the least window queue
-		 * there for more than a quarter of the largest RTO? Then it is
-		 * too slow for it (ics_cwnd_least()); a receiver's batching
-		 * adds a few ms at most (a 64 KiB round trip over a TCG
-		 * guest's virtio NIC takes 7 ms).
+		 * The path delivered d frames in this round (all it could, if
+		 * the window, not the writer, limited it): would the least
+		 * window queue there for more than a quarter of the largest
+		 * RTO? Then it is too slow for it (ics_cwnd_least()); a
+		 * receiver's batching adds a few ms at most (a 64 KiB round
+		 * trip over a TCG guest's virtio NIC takes 7 ms). The frames
+		 * it delivered and the round's length,
+		 * not its RTT samples, give the rate: frames that overtook a
+		 * queue (netem reordering at 1 Mbit/s) gave samples of 1 ms
+		 * for the queue's 550 ms. Each frame counts once, when first
+		 * SACKed or acknowledged: a hole repaired acknowledges at once
+		 * the frames held past it, delivered rounds before. A slow
+		 * path is fast again after ICS_FAST_ROUNDS rounds in a row say
+		 * so: a round of two or three frames that all overtook the
+		 * queue says so too.
 		 */
-		if (l->cwnd_limited)
-			l->slow_path = div_u64((u64)ics_cwnd_min(p) * rtt, w) >
-				       base + ics_rto_max() * (USEC_PER_MSEC / 4);
+		if (l->cwnd_limited && d) {
+			if (div_u64(ics_cwnd_min(p) * dur_us, d) >
+			    base + ics_rto_max() * (USEC_PER_MSEC / 4)) {
+				l->slow_path = true;
+				l->fast_rounds = 0;
+			} else if (++l->fast_rounds >= ICS_FAST_ROUNDS) {
+				l->slow_path = false;
+				l->fast_rounds = 0;
+			}
+		}
 		queued = div_u64((u64)w * (rtt - min(rtt, base)), rtt);
 		if (queued > ICS_VEGAS_BETA) {
 			l->cwnd = max(w - (queued - ICS_VEGAS_BETA), ics_cwnd_least(p));
@@ -881,6 +906,8 @@ static void ics_round_end(struct ics_peer *p)
 		l->cwnd = min(l->cwnd, max);
 	}
 	l->round_end = l->snd_nxt;
+	l->round_delivered = l->delivered;
+	l->round_start_ns = now;
 	l->round_sum_us = 0;
 	l->round_base_us = 0;
 	l->round_n = 0;
@@ -947,6 +974,7 @@ static u32 ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 	 */
 	if (last)
 		ics_frame_rtt(l, last, ktime_get_ns());
+	l->delivered += arrived;
 	l->snd_una = ack + 1;
 	l->progress = jiffies;
 	if (!ics_before(l->snd_una, l->recover) && !ics_before(l->snd_una, l->round_end))
@@ -980,6 +1008,14 @@ static void ics_loss_episode(struct ics_peer *p)
  * @force: the reorder timer says it has); at most @budget of them. Returns
  * how many were resent; *@wait is set if a hole is not lost yet, or is but
  * over the budget.
+ *
+ * A hole resent before goes again only at the RTO: on a path whose queue
+ * outlasts the RTT estimate (frames that overtake it give samples of a
+ * millisecond, netem reordering at 1 Mbit/s), a copy judged lost by the
+ * clock was resent again and again, its copies filled the queue, and the
+ * hole's own ACK came after link_timeout_ms: every message failed.
+ * So each hole gets one fast repair at most, as in RFC 6675; a repair
+ * that is lost too costs an RTO.
  */
 static u32 ics_repair(struct ics_peer *p, u32 high, bool force, u32 budget, bool *wait)
 {
@@ -991,7 +1027,7 @@ static u32 ics_repair(struct ics_peer *p, u32 high, bool force, u32 budget, bool
 		struct ics_txframe *f = ics_fr(l, seq);
 		u64 age = now - f->sent_ns;
 
-		if (f->sacked || age < (f->rexmit ? rtt + rtt / 4 : rtt / 2))
+		if (f->sacked || f->rexmit || age < rtt / 2)
 			continue;
 		if (!force && high - seq < ICS_DUPTHRESH && age < rtt + rtt / 4) {
 			*wait = true;
@@ -1044,6 +1080,7 @@ static void ics_sack(struct ics_peer *p, u32 ack, const struct ics_wire_ack *w, 
 			if (!f->sacked) {
 				fresh = f;
 				arrived++;
+				l->delivered++;
 			}
 			f->sacked = 1;
 			high = seq;
@@ -1186,6 +1223,9 @@ void ics_rtx_timer(struct timer_list *t)
 	l->recover = l->snd_nxt;
 	/* kept until the next RTT sample (ics_frame_rtt()) */
 	l->rto_ms = min(l->rto_ms * 2, ics_rto_max());
+	/* the round's rate (ics_round_end()) is the path's, not the wait's */
+	l->round_delivered = l->delivered;
+	l->round_start_ns = ktime_get_ns();
 	/*
 	 * The oldest frame goes again even if it was SACKed: a receiver short
 	 * of reassembly memory may drop a held frame, and only ever the one at

@@ -123,6 +123,12 @@ data_through_netem()
 	rc=$?
 	wait "$pid" || rc=1
 	NETEM_DROPS=$(tc -n "$NS_A" -s qdisc show dev veth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
+	if [ $rc != 0 ]; then
+		# Where the link stood when it failed: both ends' state.
+		echo "# netem $*: $NETEM_DROPS dropped; links at the failure:"
+		in_ns "$NS_A" icstat -j links 2>&1 | sed 's/^/# node 1: /'
+		in_ns "$NS_B" icstat -j links 2>&1 | sed 's/^/# node 2: /'
+	fi
 	tc -n "$NS_A" qdisc del dev veth0 root
 	return $rc
 }
@@ -172,16 +178,19 @@ bundle()
 
 # A path of 1 Mbit/s (netem rate): 64 KiB, the least window on a fast
 # path, would queue there for half a second, longer than the RTO waits.
-# Small messages still arrive exactly: through loss alone, most frames go
-# once (at most one resent for four sent); with reordering and
+# Small messages still arrive exactly, and most frames go once (at most
+# one resent for five sent): through loss alone, and with reordering and
 # duplication too, where netem's reordered frames skip its queue and
-# arrive in a fraction of the others' time, the frames resent for losses
-# they only seemed to be never fill netem's queue (1000 frames): it drops
-# no more than its 3 % loss explains (at most one frame in ten). Before
-# the window left its least on such a path and the repairs took RTT
-# samples and kept to what the ACKs said arrived, the first run resent
-# 1654 frames of 1659 and stalled, the second resent 45 000 for 5 600 sent
-# and netem dropped 41 000.
+# arrive in a fraction of the others' time; netem's queue (1000 frames)
+# never fills: it drops no more than its 3 % loss explains (at most one
+# frame in ten). Before the window left its least on such a path and the
+# repairs took RTT samples and kept to what the ACKs said arrived, the
+# first run resent 1654 frames of 1659 and stalled, the second resent
+# 45 000 for 5 600 sent and netem dropped 41 000. Before the path's speed
+# was judged by what it delivered, not by the RTT samples of frames that
+# overtook the queue, and a hole went fast only once, the second run
+# resent up to 507 of 832 frames, and in 2 runs of 16 the holes' copies
+# queued behind each other past link_timeout_ms: every message failed.
 slow_path_run()
 {
 	local f0 r0
@@ -198,8 +207,9 @@ slow_path()
 {
 	local frames rtx
 	slow_path_run delay 5ms rate 1mbit loss 3% || return 1
-	[ $((4 * rtx)) -le "$frames" ] || { fail "$rtx of $frames frames resent"; return 1; }
+	[ $((5 * rtx)) -le "$frames" ] || { fail "$rtx of $frames frames resent"; return 1; }
 	slow_path_run delay 5ms rate 1mbit reorder 25% 50% loss 3% duplicate 3% || return 1
+	[ $((5 * rtx)) -le "$frames" ] || { fail "$rtx of $frames frames resent"; return 1; }
 	[ $((10 * NETEM_DROPS)) -le "$frames" ] ||
 		{ fail "netem dropped $NETEM_DROPS of $frames frames"; return 1; }
 }
