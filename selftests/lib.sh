@@ -168,7 +168,8 @@ ics_case()
 # one case, ICS_CASES=3,10 runs only those (numbered as in the KTAP
 # output; the setup steps all run) and skips the others, and
 # ICS_CASE_REPEAT=N runs each selected case N times (stopping at its
-# first failure).
+# first failure): only cases that leave the set-up as they found it can
+# repeat (not, say, dev_api.sh's peer_left, which unbinds node 2).
 ICS_CASE_DESC=()
 ICS_CASE_CMD=()
 case_add()
