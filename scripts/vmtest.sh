@@ -166,9 +166,12 @@ for kver in "${kvers[@]}"; do
 		echo "ICS_TIMEOUT_SCALE=${ICS_TIMEOUT_SCALE:-3}"
 		echo "VMTEST_TEST_TIMEOUT=${VMTEST_TEST_TIMEOUT:-}"
 		# The tests' own knobs (ICS_STRESS_COUNT, ICS_SOAK_SECS, ...).
-		env | grep -E '^ICS_[A-Z0-9_]+=[A-Za-z0-9_.:/-]*$' | grep -v '^ICS_TIMEOUT_SCALE=' |
+		env | grep -E '^ICS_[A-Z0-9_]+=[A-Za-z0-9_.:/,-]*$' | grep -v '^ICS_TIMEOUT_SCALE=' |
 			sed 's/^/export /'
 	} > "$res/stage/env"
+	# A value the guest's shell would need quoted is not passed: say so.
+	env | grep -E '^ICS_[A-Z0-9_]+=' | grep -vE '^ICS_[A-Z0-9_]+=[A-Za-z0-9_.:/,-]*$' |
+		sed 's/^\(ICS_[A-Z0-9_]*\)=.*/vmtest: \1 not passed to the guest: only letters, digits and _.:\/,- allowed/' >&2
 	if [ "$parallel" = 1 ]; then
 		boot_vm "$image" "$res" &
 		pids+=($!)
