@@ -140,6 +140,13 @@ void ics_link_init(struct ics_peer *p)
 	INIT_WORK(&l->push_work, ics_push_work);
 }
 
+/* A round's rate (ics_round_end()) is measured from here. */
+static void ics_round_begin(struct ics_link *l, u64 now)
+{
+	l->round_delivered = l->delivered;
+	l->round_start_ns = now;
+}
+
 /* A new session: numbering restarts at 1, the receiver starts afresh. */
 static void ics_new_session(struct ics_link *l)
 {
@@ -153,8 +160,7 @@ static void ics_new_session(struct ics_link *l)
 	l->big = 0;
 	l->reorder = false;
 	l->round_end = 1;
-	l->round_delivered = l->delivered;
-	l->round_start_ns = ktime_get_ns();
+	ics_round_begin(l, ktime_get_ns());
 	l->round_sum_us = 0;
 	l->round_base_us = 0;
 	l->round_n = 0;
@@ -497,8 +503,7 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 	if (!ics_inflight(l)) {
 		/* from idle: the round (ics_round_end()) begins now */
 		l->progress = jiffies;
-		l->round_delivered = l->delivered;
-		l->round_start_ns = ktime_get_ns();
+		ics_round_begin(l, ktime_get_ns());
 	}
 	k = ics_bundle_count(l, ch, m, mtu - ICS_HDR_LEN, &blen);
 	if (k) {
@@ -906,8 +911,7 @@ static void ics_round_end(struct ics_peer *p)
 		l->cwnd = min(l->cwnd, max);
 	}
 	l->round_end = l->snd_nxt;
-	l->round_delivered = l->delivered;
-	l->round_start_ns = now;
+	ics_round_begin(l, now);
 	l->round_sum_us = 0;
 	l->round_base_us = 0;
 	l->round_n = 0;
@@ -1224,8 +1228,7 @@ void ics_rtx_timer(struct timer_list *t)
 	/* kept until the next RTT sample (ics_frame_rtt()) */
 	l->rto_ms = min(l->rto_ms * 2, ics_rto_max());
 	/* the round's rate (ics_round_end()) is the path's, not the wait's */
-	l->round_delivered = l->delivered;
-	l->round_start_ns = ktime_get_ns();
+	ics_round_begin(l, ktime_get_ns());
 	/*
 	 * The oldest frame goes again even if it was SACKed: a receiver short
 	 * of reassembly memory may drop a held frame, and only ever the one at
