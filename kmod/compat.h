@@ -1,28 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one place for differences between the supported kernels, Debian's 6.1
- * and 6.12. Keep every version check here.
+ * and 6.12. Keep every version check here (and the header probes in Kbuild
+ * that feed it).
  */
 #ifndef _ICS_COMPAT_H
 #define _ICS_COMPAT_H
 
-#include <linux/version.h>
-#include <linux/netlink.h>
+#include <linux/timer.h>
 
 /*
- * 6.3 added formatted extended-ack messages. On older kernels the message
- * is the format string's fixed prefix, passed in separately.
+ * timer_shutdown_sync() came with 6.2, and to 6.1 with a stable update:
+ * Debian's later bookworm kernels have it, its first ones do not (Kbuild
+ * looks in the kernel's <linux/timer.h>). Every caller stops a timer that
+ * nothing can arm any more, so del_timer_sync() does the same there.
  */
-#ifdef NL_SET_ERR_MSG_FMT_MOD
-#define ics_extack(extack, fixed, fmt, ...) do {			\
-	(void)(fixed);							\
-	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##__VA_ARGS__);		\
-} while (0)
-#else
-#define ics_extack(extack, fixed, fmt, ...) do {			\
-	(void)(fmt);							\
-	NL_SET_ERR_MSG_MOD(extack, fixed);				\
-} while (0)
+#ifdef ICS_NO_TIMER_SHUTDOWN
+static inline int timer_shutdown_sync(struct timer_list *timer)
+{
+	return del_timer_sync(timer);
+}
 #endif
 
 #endif /* _ICS_COMPAT_H */
