@@ -339,6 +339,15 @@ static int ics_pick_urgent(struct ics_link *l, const struct ics_net *in)
  * (frag_len is 16 bits), so it spans at most 17 pages, and MAX_SKB_FRAGS
  * is at least 17. A NIC without scatter-gather gets the frame linearized
  * by the core (validate_xmit_skb()).
+ *
+ * The pages are the message's, and the message may be freed while the
+ * frame lives on (in a qdisc; on veth, in the receiver's reassembly):
+ * SKBFL_SHARED_FRAG says that the data is not the skb's own to write
+ * (skb_has_shared_frag()). truesize grows by the bytes carried, as
+ * skb_splice_from_iter() charges spliced pages: the pages are charged
+ * whole to the message (its queue cost, the writer's memory cgroup), and
+ * a page shared by three frames charged whole to each would make a
+ * receiver on veth count a 16 MiB message as some 75 MiB of reassembly.
  */
 static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 off, u32 len)
 {
@@ -346,6 +355,7 @@ static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 o
 	u32 n;
 
 	BUILD_BUG_ON(DIV_ROUND_UP(U16_MAX, PAGE_SIZE) + 1 > MAX_SKB_FRAGS);
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	for (; len; off += n, len -= n) {
 		struct page *page = m->pages[off / PAGE_SIZE];
 

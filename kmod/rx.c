@@ -289,10 +289,15 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	if (!p)
 		goto drop;
 
-	/* Ethernet pads short frames: the payload is frag_len, not the rest. */
+	/*
+	 * Ethernet pads short frames: the payload is frag_len, not the rest.
+	 * A checksum the NIC computed (CHECKSUM_COMPLETE) covered what we cut
+	 * off: a client that hands the payload on must not trust it.
+	 */
 	__skb_pull(skb, ICS_HDR_LEN);
 	if (pskb_trim_rcsum(skb, frag_len))
 		goto drop;
+	skb->ip_summed = CHECKSUM_NONE;
 
 	/* Heartbeats make the view (member.c): incarnations, restarts, states. */
 	if (type == ICS_FT_HELLO) {

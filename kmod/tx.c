@@ -84,14 +84,18 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 	return 0;
 }
 
-/* The largest frame (header included) both ends of the link take now. */
+/*
+ * The largest frame (header included) both ends of the link take now:
+ * never more than ETH_MAX_MTU, as frame lengths are 16 bits (a dummy
+ * device takes any MTU).
+ */
 u32 ics_link_mtu(const struct ics_peer *p)
 {
 	u32 mtu = READ_ONCE(p->b->dev->mtu), peer = READ_ONCE(p->link.peer_mtu);
 
 	if (peer && peer < mtu)
 		mtu = peer;
-	return max_t(u32, mtu, ICS_MIN_MTU);
+	return clamp_t(u32, mtu, ICS_MIN_MTU, ETH_MAX_MTU);
 }
 
 /* Send heartbeat @h (member.c built it) to @node, or broadcast. */
