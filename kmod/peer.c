@@ -60,7 +60,7 @@ static bool ics_peer_move(struct ics_peer *p, const u8 *addr)
 	spin_lock_bh(&p->b->in->member_lock);
 	live = ics_live(p->state);
 	if (!live) {
-		pr_info("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
+		net_info_ratelimited("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
 		spin_lock(&p->lock);
 		spin_lock(&p->link.tx_lock);
 		ether_addr_copy(p->addr, addr);

@@ -34,6 +34,7 @@
 
 NS_C=$ICS_PFX-c
 MAC_X=02:00:00:00:00:99		# nobody's
+MAC_Y=02:00:00:00:00:98		# nobody's either
 NOT_LOADED='ics module not loaded \(no generic netlink family "ics"\)'
 UNUSED='icstat: no ics instance in this network namespace \(bind one with icsctl bind\)'
 VALID_CH="BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX"
@@ -203,6 +204,25 @@ impersonate()
 	inject --hello || return 1
 	wait_eq 10 $((h + 1)) "node 1 hello_rx after the hello of ics_inject as node 2" \
 		stat_get "$NS_A" hello_rx
+}
+
+# Node 5 (nobody) joins from MAC_X and leaves; then 200 of its leaving
+# heartbeats alternate MAC_Y and MAC_X, each moving it (a node that is
+# not alive may move). A remote node must not make us log a line per
+# frame: at most two bursts of the kernel's rate limit (10 lines).
+mac_flap()
+{
+	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) h n0 n
+	n0=$(dmesg | grep -c "node 5 moved from")
+	h=$(stat_get "$NS_A" hello_rx)
+	inject "${bc[@]}" -s $MAC_X && inject "${bc[@]}" -s $MAC_X --hello-flags 2 &&
+		inject "${bc[@]}" -s $MAC_Y --alt-src $MAC_X --hello-flags 2 --count 200 || return 1
+	wait_eq 20 $((h + 202)) "node 1 hello_rx after 202 heartbeats of node 5" \
+		stat_get "$NS_A" hello_rx || return 1
+	n=$(($(dmesg | grep -c "node 5 moved from") - n0))
+	echo "# 200 moves of node 5: $n lines logged"
+	[ "$n" -ge 1 ] || { fail "no move of node 5 logged"; return 1; }
+	[ "$n" -le 20 ] || fail "$n lines logged for 200 moves"
 }
 
 # ics_inject's node 2 leaves (a LEAVING heartbeat): its data frames are
@@ -520,6 +540,7 @@ case_add "rx_bad_hello: a heartbeat with an unknown flag" \
 	$F rx_bad_hello 0 -- --hello --hello-flags 0x80
 case_add "rx_bad_hello: a heartbeat with 2 votes" $F rx_bad_hello 0 -- --hello --hello-votes 2
 case_add "rx_bad_hello: a heartbeat with an interval of 5 ms" $F rx_bad_hello 0 -- --hello --hello-ms 5
+case_add "a node id flapping between two MACs: its moves are logged rate-limited" mac_flap
 case_add "a node that left: its data frames dropped (rx_peer_down), then it rejoins" node2_back
 case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
 case_add "send after the NIC went away: ENOTCONN" send_after_gone

@@ -89,6 +89,7 @@ static void usage(FILE *f)
 "      --ack-window N  --sack-bits N  --sack HEXBYTES\n"
 "  -t, --truncate N        send only the first N bytes after the Ethernet header\n"
 "  -c, --count N           send the frame N times (default 1)\n"
+"      --alt-src MAC       every second frame of --count from this MAC\n"
 "  -v, --verbose           print the frame in hex on stderr\n"
 "      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
 "      --hello-size        print sizeof(struct ics_wire_hello) and exit\n"
@@ -174,7 +175,7 @@ bad:
 }
 
 enum {
-	O_VERSION = 256, O_TYPE, O_FLAGS, O_CHANNEL, O_CLUSTER, O_SRC_NODE,
+	O_VERSION = 256, O_ALT_SRC, O_TYPE, O_FLAGS, O_CHANNEL, O_CLUSTER, O_SRC_NODE,
 	O_DST_NODE, O_FRAG_LEN, O_MSG_ID, O_MSG_LEN, O_FRAG_OFF, O_SESS, O_SEQ,
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
@@ -190,6 +191,7 @@ static const struct option longopts[] = {
 	{ "byte",		required_argument, NULL, 'b' },
 	{ "truncate",		required_argument, NULL, 't' },
 	{ "count",		required_argument, NULL, 'c' },
+	{ "alt-src",		required_argument, NULL, O_ALT_SRC },
 	{ "verbose",		no_argument,       NULL, 'v' },
 	{ "help",		no_argument,       NULL, 'h' },
 	{ "version",		required_argument, NULL, O_VERSION },
@@ -245,7 +247,9 @@ int main(int argc, char **argv)
 	unsigned char sack[ICS_SACK_BITS / 8] = { 0 };
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	unsigned char src[ETH_ALEN];
+	unsigned char src[ETH_ALEN], alt_src[ETH_ALEN];
+	int have_alt = 0;
+	unsigned int k = 0;
 	static unsigned char frame[FRAME_MAX];
 	const char *ifname = NULL;
 	struct sockaddr_ll sll;
@@ -266,6 +270,7 @@ int main(int argc, char **argv)
 		case 'b': fill = num("byte", optarg, 0xff); break;
 		case 't': truncate_to = num("truncate", optarg, FRAME_MAX); break;
 		case 'c': count = num("count", optarg, 1000000); break;
+		case O_ALT_SRC: parse_mac("alt-src", optarg, alt_src); have_alt = 1; break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: version = num("version", optarg, 0xff); break;
@@ -446,8 +451,12 @@ int main(int argc, char **argv)
 	memcpy(sll.sll_addr, dst, ETH_ALEN);
 
 	while (count--) {
-		ssize_t n = sendto(fd, frame, frame_len, 0,
-				   (struct sockaddr *)&sll, sizeof(sll));
+		ssize_t n;
+
+		/* the CRC32C does not cover the Ethernet header */
+		if (have_alt)
+			memcpy(eh->ether_shost, k++ % 2 ? alt_src : src, ETH_ALEN);
+		n = sendto(fd, frame, frame_len, 0, (struct sockaddr *)&sll, sizeof(sll));
 
 		if (n < 0) {
 			fprintf(stderr, "%s: sendto %s: %s\n", prog, ifname,
