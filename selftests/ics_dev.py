@@ -33,14 +33,31 @@ change there that breaks user space breaks this too.
                           messages from PEER it holds, and as many more from
                           other nodes as a second number there says (any
                           size, in any order among them), nothing dropped
+  seqsend PEER CH N OUT   N numbered messages (SEQ_SIZES) to PEER on CH;
+                          then their fate (sent, done, failed) into OUT
+  slowread CH RCVBUF DELAY_MS OUT MARK GO  a slow reader: what it read of
+                          each node's seqsend messages, in order, into OUT
+  memwriters PEER CH THREADS SIZE OUT  THREADS threads writing SIZE-byte
+                          messages to PEER for ever; OUT: writes returned
+  memcg PEER CH SIZE READY GO OUT  non-blocking SIZE-byte writes once GO
+                          appears, until one fails; OUT: how many, errno
+  rcvbuf VALUE ERRNO      ICS_IOC_SET_RCVBUF VALUE: expect ERRNO (0: success)
+  chanflood PEER COUNT SIZE OUT  COUNT messages of SIZE bytes on every
+                          channel but CNX, a file and thread each; OUT:
+                          per channel sent, done, failed
+  passfd OPENER CH ERRNO  one process opens (OPENER: nobody or root), the
+                          other binds CH: expect ERRNO (0: success)
 """
 import errno
 import fcntl
 import hashlib
+import json
 import os
 import select
+import socket
 import struct
 import sys
+import threading
 import time
 
 ICS_CH_TEST, ICS_CH_CFS = 14, 3
@@ -445,6 +462,220 @@ def cmd_stall(peer, ch, rcvbuf, mark, go):
         fail("channel %d: %d messages dropped" % (ch, stats(fd)["rx_dropped"]))
 
 
+def write_json(out, obj):
+    """OUT, whole: written to OUT.tmp, then renamed."""
+    with open(out + ".tmp", "w") as f:
+        json.dump(obj, f)
+    os.rename(out + ".tmp", out)
+
+
+def wait_sent(fd, n, secs):
+    """Until every one of the file's n messages is done or failed."""
+    end = time.monotonic() + secs
+    while True:
+        s = stats(fd)
+        if s["tx_done"] + s["tx_failed"] >= n or time.monotonic() > end:
+            return s
+        time.sleep(0.05)
+
+
+# Sizes of seqsend's messages (cycled): from the 8-byte header it starts
+# with to 64 KiB, in single frames and in many.
+SEQ_SIZES = [8, 100, 1000, 1500, 4096, 9000, 20000, 65536, 33333, 2048, 12, 60000]
+SEQ = struct.Struct(">II")            # seqsend's header: number, size
+
+
+def seq_message(i):
+    size = SEQ_SIZES[i % len(SEQ_SIZES)]
+    return SEQ.pack(i, size) + data_bytes(i, size - SEQ.size)
+
+
+def cmd_seqsend(peer, ch, n, out):
+    """N numbered messages to PEER on CH, blocking; then wait for their fate."""
+    fd = dev()
+    bind(fd, ch)
+    for i in range(n):
+        send(fd, peer, seq_message(i), 0, ch)
+    s = wait_sent(fd, n, 300)
+    write_json(out, {"sent": s["tx_msgs"], "done": s["tx_done"], "failed": s["tx_failed"],
+                     "last_error": s["last_error"]})
+
+
+def cmd_slowread(ch, rcvbuf, delay_ms, out, mark, go):
+    """
+    Bind CH with RCVBUF, touch MARK, read a message every DELAY_MS ms until
+    GO (the number of messages the senders saw done) is read and nothing
+    more came for 2 s; each message must be the next seqsend message of
+    its node, whole. OUT: per node the numbers read, in order.
+    """
+    fd = dev()
+    bind(fd, ch)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
+    open(mark, "w").close()
+    got, bad, want = {}, [], None
+    total, idle = 0, 0
+    while True:
+        if want is None and os.path.exists(go):
+            want = wait_file(go)[0]
+        if want is not None and total >= want and not wait_readable(fd, 2):
+            break
+        # GO comes when the senders are done, perhaps after the last read
+        if not wait_readable(fd, 1):
+            idle += 1
+            if idle >= (300 if want is None else 30):
+                bad.append("nothing more after %d messages (%s done)" % (total, want))
+                break
+            continue
+        idle = 0
+        ln, node, c, data = recv(fd)
+        total += 1
+        if len(data) < SEQ.size:
+            bad.append("a message of %d bytes from node %d" % (ln, node))
+            continue
+        i, size = SEQ.unpack_from(data)
+        if data != seq_message(i):
+            bad.append("message %d from node %d: %d bytes, not what was sent" % (i, node, ln))
+        got.setdefault(str(node), []).append(i)
+        time.sleep(delay_ms / 1000.0)
+    write_json(out, {"got": got, "bad": bad[:20], "stats": stats(fd)})
+
+
+def cmd_memwriters(peer, ch, threads, size, out):
+    """
+    THREADS threads on one file bound to CH write messages of SIZE bytes to
+    PEER, blocking, for ever (until killed); OUT has the number of writes
+    returned so far, rewritten as they return.
+    """
+    fd = dev()
+    bind(fd, ch)
+    payload = b"\x3c" * size        # one buffer, shared by every write
+    hdr = HDR.pack(size, peer, ch, 0)
+    lock = threading.Lock()
+    done = [0]
+
+    def writer():
+        while True:
+            try:
+                os.writev(fd, [hdr, payload])
+            except OSError as e:
+                fail("write: %s" % errno.errorcode.get(e.errno))
+                return
+            with lock:
+                done[0] += 1
+                write_json(out, {"returned": done[0]})
+
+    write_json(out, {"returned": 0})
+    ts = [threading.Thread(target=writer, daemon=True) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+def cmd_chanflood(peer, count, size, out):
+    """
+    One file per channel but CNX, each writing COUNT messages of SIZE bytes
+    to PEER, blocking, in a thread each; then wait for their fate. OUT: per
+    channel sent, done, failed.
+    """
+    payload = b"\xa5" * size
+    res = {}
+
+    def flood(ch):
+        fd = dev()
+        bind(fd, ch)
+        for _ in range(count):
+            os.writev(fd, [HDR.pack(size, peer, ch, 0), payload])
+        s = wait_sent(fd, count, 600)
+        res[str(ch)] = {"sent": s["tx_msgs"], "done": s["tx_done"], "failed": s["tx_failed"]}
+
+    ts = [threading.Thread(target=flood, args=(ch,)) for ch in range(15)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    write_json(out, res)
+
+
+def cmd_memcg(peer, ch, size, ready, go, out):
+    """
+    Bind CH, allocate SIZE bytes of payload, touch READY and wait for GO
+    (the caller limits our memory cgroup meanwhile); then write messages of
+    SIZE bytes, non-blocking, until one fails. OUT: how many were taken
+    and the failing errno's name.
+    """
+    fd = dev(os.O_NONBLOCK)
+    bind(fd, ch)
+    payload = bytes(size)
+    hdr = HDR.pack(size, peer, ch, 0)
+    open(ready, "w").close()
+    if wait_file(go) is None:
+        return
+    n, err = 0, None
+    while n < 64:
+        try:
+            os.writev(fd, [hdr, payload])
+            n += 1
+        except OSError as e:
+            err = errno.errorcode.get(e.errno, str(e.errno))
+            break
+    write_json(out, {"taken": n, "errno": err})
+
+
+def cmd_rcvbuf(value, want):
+    """ICS_IOC_SET_RCVBUF to VALUE on a file bound to TEST: errno WANT (0: success)."""
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    try:
+        fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", value))
+        got = 0
+    except OSError as e:
+        got = e.errno
+    if got != want:
+        fail("rcvbuf %d as uid %d: want %s, got %s" %
+             (value, os.getuid(), errno.errorcode.get(want, "success"),
+              errno.errorcode.get(got, "success")))
+
+
+def cmd_passfd(opener, ch, want):
+    """
+    One process opens /dev/ics, another binds it to CH: OPENER "nobody"
+    opens as uid 65534 and root binds, "root" the other way round. The
+    bind must give errno WANT (0: success): the opener's rights count.
+    """
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+        if opener == "nobody":
+            fd = dev()
+            socket.send_fds(b, [b"x"], [fd])
+            os._exit(0)
+        fd = socket.recv_fds(b, 1, 1)[1][0]
+        try:
+            bind(fd, ch)
+            os._exit(0)
+        except OSError as e:
+            os._exit(e.errno)
+    if opener == "nobody":
+        fd = socket.recv_fds(a, 1, 1)[1][0]
+        os.waitpid(pid, 0)
+        try:
+            bind(fd, ch)
+            got = 0
+        except OSError as e:
+            got = e.errno
+    else:
+        fd = dev()
+        socket.send_fds(a, [b"x"], [fd])
+        got = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if got != want:
+        fail("opened by %s, bound by the other: channel %d: want %s, got %s" %
+             (opener, ch, errno.errorcode.get(want, "success"), errno.errorcode.get(got, got)))
+
+
 def read_data(fd, peer, n, sizes):
     for i in range(n):
         if not wait_readable(fd, 120):
@@ -464,7 +695,11 @@ def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
             "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
             "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5),
-            "batch": (cmd_batch, 1), "flood": (cmd_flood, 4), "stall": (cmd_stall, 5)}
+            "batch": (cmd_batch, 1), "flood": (cmd_flood, 4), "stall": (cmd_stall, 5),
+            "seqsend": (cmd_seqsend, 4), "slowread": (cmd_slowread, 6),
+            "memwriters": (cmd_memwriters, 5), "memcg": (cmd_memcg, 6),
+            "rcvbuf": (cmd_rcvbuf, 2), "chanflood": (cmd_chanflood, 4),
+            "passfd": (cmd_passfd, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
