@@ -170,17 +170,45 @@ static int ics_file_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static bool ics_may_bind(const struct ics_file *f, u32 channel)
+/*
+ * Who may do what is decided by the credentials the file was opened with,
+ * as for a socket, not by whoever calls ioctl() on it later: a file passed
+ * to a more privileged process does not gain its rights. An administrator
+ * has CAP_NET_ADMIN over the instance's network namespace (its owner's
+ * user namespace), as the netlink family's configuration commands ask.
+ */
+static bool ics_file_admin(const struct file *file, const struct ics_file *f)
 {
-	int gid = READ_ONCE(ics_user_gid);
-
-	if (ns_capable(f->net->user_ns, CAP_NET_ADMIN))
-		return true;
-	return (READ_ONCE(ics_user_channels) & BIT(channel)) && gid >= 0 &&
-	       in_group_p(make_kgid(&init_user_ns, gid));
+	return file_ns_capable(file, f->net->user_ns, CAP_NET_ADMIN);
 }
 
-static long ics_file_bind(struct ics_file *f, const void __user *arg)
+/* Is the opener in group user_gid (its file-system gid or a supplementary one)? */
+static bool ics_file_user(const struct file *file)
+{
+	const struct cred *cred = file->f_cred;
+	int id = READ_ONCE(ics_user_gid);
+	kgid_t gid;
+	int i;
+
+	if (id < 0)
+		return false;
+	gid = make_kgid(&init_user_ns, id);
+	if (gid_eq(cred->fsgid, gid))
+		return true;
+	for (i = 0; i < cred->group_info->ngroups; i++)
+		if (gid_eq(cred->group_info->gid[i], gid))
+			return true;
+	return false;
+}
+
+static bool ics_may_bind(const struct file *file, const struct ics_file *f, u32 channel)
+{
+	if (ics_file_admin(file, f))
+		return true;
+	return (READ_ONCE(ics_user_channels) & BIT(channel)) && ics_file_user(file);
+}
+
+static long ics_file_bind(struct file *file, struct ics_file *f, const void __user *arg)
 {
 	struct ics_dev_bind b;
 	int err;
@@ -189,7 +217,7 @@ static long ics_file_bind(struct ics_file *f, const void __user *arg)
 		return -EFAULT;
 	if (b.channel >= ICS_CHANNELS || (b.flags & ~ICS_DEV_BIND_ALL))
 		return -EINVAL;
-	if (!ics_may_bind(f, b.channel))
+	if (!ics_may_bind(file, f, b.channel))
 		return -EPERM;
 	mutex_lock(&f->bind_lock);
 	if (f->channel >= 0 || f->closing) {
@@ -232,7 +260,7 @@ static long ics_file_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 
 	switch (cmd) {
 	case ICS_IOC_BIND:
-		return ics_file_bind(f, uarg);
+		return ics_file_bind(file, f, uarg);
 	case ICS_IOC_STATS:
 		return ics_file_stats(f, uarg);
 	case ICS_IOC_SET_RCVBUF:

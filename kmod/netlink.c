@@ -746,15 +746,15 @@ static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
 
 static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_GET_INSTANCE, .doit = ics_nl_get_instance },
-	{ .cmd = ICS_CMD_BIND, .doit = ics_nl_bind, .flags = GENL_ADMIN_PERM },
-	{ .cmd = ICS_CMD_UNBIND, .doit = ics_nl_unbind, .flags = GENL_ADMIN_PERM },
-	{ .cmd = ICS_CMD_RESET_STATS, .doit = ics_nl_reset, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_BIND, .doit = ics_nl_bind, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_UNBIND, .doit = ics_nl_unbind, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_RESET_STATS, .doit = ics_nl_reset, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_CHANNELS, .dumpit = ics_nl_dump_channels },
 	{ .cmd = ICS_CMD_GET_NODES, .dumpit = ics_nl_dump_nodes },
-	{ .cmd = ICS_CMD_SEND_TEST, .doit = ics_nl_send_test, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_SEND_TEST, .doit = ics_nl_send_test, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_LINKS, .dumpit = ics_nl_dump_links },
-	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_ADMIN_PERM },
-	{ .cmd = ICS_CMD_SET_INSTANCE, .doit = ics_nl_set_instance, .flags = GENL_ADMIN_PERM },
+	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_SET_INSTANCE, .doit = ics_nl_set_instance, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_MEMBERS, .dumpit = ics_nl_dump_members },
 };
 

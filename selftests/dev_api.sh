@@ -29,7 +29,8 @@ setup()
 
 errors() { dev_in "$NS_A" errors 2 9; }
 
-# TEST opens to the group user_gid; other channels stay CAP_NET_ADMIN's.
+# TEST opens to the group user_gid; other channels stay CAP_NET_ADMIN's,
+# judged by the credentials the file was opened with.
 perms()
 {
 	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
@@ -41,7 +42,12 @@ perms()
 	"${tryas[@]}" 3 1 || { echo -1 > $PARAMS/user_gid; return 1; }	# CFS
 	echo -1 > $PARAMS/user_gid
 	"${tryas[@]}" 14 1 || return 1
-	dev_in "$NS_A" bind 3 0				# root: any channel
+	dev_in "$NS_A" bind 3 0	|| return 1		# root: any channel
+	# the opener's rights count, not the binder's: a file nobody opened
+	# stays nobody's in root's hands (EPERM on CFS), one root opened may
+	# be bound by nobody
+	dev_in "$NS_A" passfd nobody 3 1 || return 1
+	dev_in "$NS_A" passfd root 3 0
 }
 
 polls() { dev_in "$NS_A" poll 2; }
@@ -469,7 +475,7 @@ not_loaded()
 
 step_add setup
 case_add "/dev/ics: every bad call refused with its errno, nothing lost" errors
-case_add "binding: TEST to the group user_gid, other channels CAP_NET_ADMIN only" perms
+case_add "binding: TEST to the group user_gid, other channels CAP_NET_ADMIN only, as opened" perms
 case_add "poll/epoll: POLLIN only with a message queued, POLLOUT when idle" polls
 case_add "batched reads: every queued message that fits, aligned, in order" batch
 case_add "non-blocking writes: EAGAIN and no POLLOUT on a full link, POLLOUT after" fill

@@ -21,7 +21,7 @@ SCHEMA=$ICS_YNL_DIR/../../../Documentation/netlink/genetlink.yaml
 
 ics_init
 [ -r "$ICS_YNL_DIR/cli.py" ] || ics_skip_all "YNL cli.py not found in $ICS_YNL_DIR (scripts/ksft-extract.sh)"
-ktap_set_plan 6
+ktap_set_plan 7
 
 ynl() { in_ns "$1" python3 "$ICS_YNL_DIR/cli.py" --spec "$SPEC" --no-schema --output-json "${@:2}"; }
 
@@ -195,11 +195,31 @@ PY
 		"$(in_ns "$ns" icsctl show -j | jget 'j["state"]')"
 }
 
+# Configuration belongs to the network namespace's administrators:
+# CAP_NET_ADMIN over the user namespace that owns it. The root of a user
+# namespace with a network namespace of its own binds, sets and unbinds
+# its instance; in a namespace it does not own (node 1's), it may not.
+userns_admin()
+{
+	local out
+	command -v unshare >/dev/null || { echo "# unshare not installed"; return 4; }
+	out=$(unshare -Urn sh -c "ip link add u0 type veth peer name u1 && ip link set u0 up &&
+		icsctl bind dev u0 node 7 && icsctl set heartbeat 250 &&
+		icsctl show -j > $ICS_TMP/userns.json && icsctl unbind" 2>&1) ||
+		{ fail "as root of its own user and network namespaces: $out"; return 1; }
+	assert_eq "its instance, as it saw it" "bound 7 250" \
+		"$(jget '"%s %d %d" % (j["state"], j["node_id"], j["heartbeat_ms"])' < "$ICS_TMP/userns.json")" ||
+		return 1
+	expect_err 1 'icsctl: set: Operation not permitted \(need CAP_NET_ADMIN\)' \
+		in_ns "$NS_A" unshare -Ur icsctl set heartbeat 250
+}
+
 setup || ics_bail "setup failed"
 ics_case "the YNL spec validates against the kernel's genetlink schema" schema_valid
 ics_case "node 1: YNL reads exactly what icstat -j reports" compare "$NS_A"
 ics_case "node 2: YNL reads exactly what icstat -j reports" compare "$NS_B"
 ics_case "malformed requests fail with their errno and change nothing" malformed
+ics_case "a user namespace's root configures the instance of its own network namespace" userns_admin
 ics_case "no frame was dropped as malformed on either member" bash -c \
 	"[ \"\$(ip netns exec $NS_A icstat -j show | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print(sum(v for k,v in s.items() if k.startswith(\"rx_bad\")))')\" = 0 ]"
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
