@@ -37,6 +37,8 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 		pr_err("%s: mtu %u is below %u\n", dev->name, dev->mtu, ICS_MIN_MTU);
 		return -EINVAL;
 	}
+	if (ics_net_use(in))
+		return -ENOMEM;
 
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
@@ -96,6 +98,7 @@ void ics_bind_mtu_changed(struct ics_net *in)
 int ics_unbind(struct ics_net *in, const char *why)
 {
 	struct ics_bind *b = rtnl_dereference(in->bind);
+	int node;
 
 	ASSERT_RTNL();
 	if (!b)
@@ -110,12 +113,13 @@ int ics_unbind(struct ics_net *in, const char *why)
 	timer_shutdown_sync(&b->check_timer);
 	if (netif_running(b->dev))
 		ics_member_leave(b);	/* after the last heartbeat of the timer */
-	wake_up_all(&in->send_wq);	/* blocked senders see the instance unbound */
+	/* blocked senders see the instance unbound */
+	for (node = 1; node <= ICS_MAX_NODES; node++)
+		wake_up_all(&in->tx_wq[node]);
 
 	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
 	ics_peers_free(b);
 	ics_member_unbind(in, b);
-	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem));
 	netdev_put(b->dev, &b->dev_tracker);
 	kfree(b);
 	return 0;

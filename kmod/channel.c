@@ -16,6 +16,9 @@ int ics_register_handler(struct net *net, unsigned int channel, struct ics_handl
 
 	if (channel >= ICS_CHANNELS || !h || !h->rcv)
 		return -EINVAL;
+	/* its calls count, pause channels and wake senders: all need these */
+	if (ics_net_use(in))
+		return -ENOMEM;
 	mutex_lock(&in->reg_lock);
 	if (rcu_access_pointer(in->handlers[channel]))
 		err = -EBUSY;

@@ -17,8 +17,14 @@
  *
  * Locks: bind_lock orders ICS_IOC_BIND against release; rxq.lock (taken in
  * softirq, so _bh in process context) protects the read queue, rx_mem and
- * paused (flow control, ics_file_flow()). Counters are atomics: a file is
- * one reader's and writer's, not a hot shared structure.
+ * paused (flow control, ics_file_flow()); room_lock the room waiter's
+ * node (the wait queue's own lock, its place there). Counters are
+ * atomics: a file is one reader's and writer's, not a hot shared
+ * structure.
+ *
+ * Memory a writer causes (its messages, up to 16 MiB each) is charged to
+ * its memory cgroup and may fail (ENOMEM) rather than invoke the OOM
+ * killer; a writer waiting for room holds none (ics_link_send_iter()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,6 +53,11 @@ static int ics_user_gid = -1;
 module_param_named(user_gid, ics_user_gid, int, 0644);
 MODULE_PARM_DESC(user_gid, "group whose members may bind user_channels (default -1: none)");
 
+static unsigned int ics_rcvbuf_max = ICS_DEV_RCVBUF_DEFAULT;
+module_param_named(rcvbuf_max, ics_rcvbuf_max, uint, 0644);
+MODULE_PARM_DESC(rcvbuf_max,
+		 "largest ICS_IOC_SET_RCVBUF a non-administrator may set (default 32 MiB)");
+
 struct ics_file {
 	refcount_t ref;			/* the open file + messages in flight */
 	struct net *net;		/* held from open to release */
@@ -63,6 +74,15 @@ struct ics_file {
 	/* the last message refused for a full queue, for poll(): */
 	u8 blocked_node;		/* 0: none */
 	u32 blocked_len;
+	long sndtimeo;			/* jiffies a write waits for room */
+	/*
+	 * Armed on blocked_node's wait queue by a write refused for room, so
+	 * that a poller learns of room there (ics_file_room_wake()), epoll
+	 * too, which looks at the file's queue only: one shot.
+	 */
+	spinlock_t room_lock;
+	wait_queue_entry_t room;
+	u8 room_node;			/* room_lock: where room is armed, 0 */
 	atomic64_t tx_msgs, tx_bytes, tx_done, tx_failed, rx_msgs, rx_bytes, rx_dropped;
 	atomic_t last_error;
 };
@@ -133,6 +153,51 @@ static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigne
 	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
 }
 
+/* Room on the link of a refused write: once, then the writer or poller looks again. */
+static int ics_file_room_wake(struct wait_queue_entry *w, unsigned int mode, int sync, void *key)
+{
+	struct ics_file *f = container_of(w, struct ics_file, room);
+
+	list_del_init(&w->entry);	/* under the wait queue's lock */
+	wake_up_interruptible_poll(&f->wq, EPOLLOUT | EPOLLWRNORM);
+	return 0;
+}
+
+/* Take @f->room off the wait queue of @node (room_lock). */
+static void ics_file_room_disarm(struct ics_file *f, struct ics_net *in)
+{
+	wait_queue_head_t *q;
+	unsigned long flags;
+
+	lockdep_assert_held(&f->room_lock);
+	if (!f->room_node)
+		return;
+	q = &in->tx_wq[f->room_node];
+	spin_lock_irqsave(&q->lock, flags);
+	if (!list_empty(&f->room.entry))
+		list_del_init(&f->room.entry);
+	spin_unlock_irqrestore(&q->lock, flags);
+	f->room_node = 0;
+}
+
+/* A write to @node found no room: be woken (poll) when there is. */
+static void ics_file_room_arm(struct ics_file *f, u8 node)
+{
+	struct ics_net *in = ics_net(f->net);
+	wait_queue_head_t *q = &in->tx_wq[node];
+	unsigned long flags;
+
+	spin_lock(&f->room_lock);
+	if (f->room_node != node)
+		ics_file_room_disarm(f, in);
+	f->room_node = node;
+	spin_lock_irqsave(&q->lock, flags);
+	if (list_empty(&f->room.entry))
+		__add_wait_queue(q, &f->room);
+	spin_unlock_irqrestore(&q->lock, flags);
+	spin_unlock(&f->room_lock);
+}
+
 static int ics_file_open(struct inode *inode, struct file *file)
 {
 	struct ics_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
@@ -146,7 +211,10 @@ static int ics_file_open(struct inode *inode, struct file *file)
 	f->channel = -1;
 	skb_queue_head_init(&f->rxq);
 	f->rcvbuf = ICS_DEV_RCVBUF_DEFAULT;
+	f->sndtimeo = MAX_SCHEDULE_TIMEOUT;
 	init_waitqueue_head(&f->wq);
+	spin_lock_init(&f->room_lock);
+	init_waitqueue_func_entry(&f->room, ics_file_room_wake);
 	file->private_data = f;
 	return stream_open(inode, file);
 }
@@ -161,6 +229,9 @@ static int ics_file_release(struct inode *inode, struct file *file)
 	if (f->channel >= 0)
 		ics_unregister_handler(f->net, f->channel, &f->h);	/* waits for rcv() */
 	mutex_unlock(&f->bind_lock);
+	spin_lock(&f->room_lock);
+	ics_file_room_disarm(f, ics_net(f->net));
+	spin_unlock(&f->room_lock);
 	n = skb_queue_len(&f->rxq);
 	if (n)
 		ics_stat_add(ics_net(f->net)->stats->ctr[ICS_STAT_DEV_CLOSE_DROPS], n);
@@ -268,11 +339,18 @@ static long ics_file_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 			return -EFAULT;
 		if (v > ICS_DEV_RCVBUF_MAX)
 			return -EINVAL;
+		if (v > READ_ONCE(ics_rcvbuf_max) && !ics_file_admin(file, f))
+			return -EPERM;
 		spin_lock_bh(&f->rxq.lock);
 		WRITE_ONCE(f->rcvbuf, v);
 		if (smp_load_acquire(&f->channel) >= 0)	/* see bind */
 			ics_file_flow(f, f->channel);	/* the new size may pause or resume */
 		spin_unlock_bh(&f->rxq.lock);
+		return 0;
+	case ICS_IOC_SET_SNDTIMEO:
+		if (get_user(v, (u32 __user *)uarg))
+			return -EFAULT;
+		WRITE_ONCE(f->sndtimeo, v ? (long)msecs_to_jiffies(v) : MAX_SCHEDULE_TIMEOUT);
 		return 0;
 	case FIONREAD:
 		/* the next read()'s size: header and payload */
@@ -452,7 +530,7 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct ics_file *f = iocb->ki_filp->private_data;
 	size_t count = iov_iter_count(from);
-	struct ics_send_args args = { .timeout = MAX_SCHEDULE_TIMEOUT, .done = ics_file_sent };
+	struct ics_send_args args = { .timeout = READ_ONCE(f->sndtimeo), .done = ics_file_sent };
 	struct ics_file_sync *sync = NULL;
 	struct ics_dev_hdr hdr;
 	int channel = READ_ONCE(f->channel);
@@ -478,7 +556,7 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		args.flags |= ICS_SEND_NONBLOCK;
 	args.ctx = f;
 	if (hdr.flags & ICS_DEV_F_SYNC) {
-		sync = kmalloc(sizeof(*sync), GFP_KERNEL);
+		sync = kmalloc(sizeof(*sync), GFP_KERNEL_ACCOUNT);
 		if (!sync)
 			return -ENOMEM;
 		refcount_set(&sync->ref, 2);	/* this write and the completion */
@@ -490,12 +568,17 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		args.ctx = sync;
 	}
 	refcount_inc(&f->ref);
+	/* the writer's memory: charged to it, and it fails rather than the OOM killer */
 	err = ics_link_send_iter(ics_net(f->net), hdr.node, channel, ics_wire_flags(hdr.flags),
-				 NULL, from, hdr.len, &args, GFP_KERNEL);
+				 NULL, from, hdr.len, &args,
+				 GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	if (err == -ETIMEDOUT)
+		err = -EAGAIN;	/* sndtimeo ran out, as SO_SNDTIMEO says it */
 	if (err) {
 		if (err == -EAGAIN) {
 			WRITE_ONCE(f->blocked_len, hdr.len);
 			WRITE_ONCE(f->blocked_node, hdr.node);
+			ics_file_room_arm(f, hdr.node);
 		}
 		ics_file_put(f);
 		kfree(sync);
@@ -516,6 +599,11 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	return count;
 }
 
+/*
+ * Readable with a message queued; writable unless the last write refused
+ * for room would still be refused. A refused write armed f->room on its
+ * link's wait queue, which wakes f->wq when room comes.
+ */
 static __poll_t ics_file_poll(struct file *file, poll_table *wait)
 {
 	struct ics_file *f = file->private_data;
@@ -524,13 +612,17 @@ static __poll_t ics_file_poll(struct file *file, poll_table *wait)
 	u8 node;
 
 	poll_wait(file, &f->wq, wait);
-	poll_wait(file, &in->send_wq, wait);
 	if (READ_ONCE(f->channel) < 0)
 		return 0;
 	if (!skb_queue_empty_lockless(&f->rxq))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	/* Writable unless the last message refused would still be refused. */
+	/*
+	 * Writable unless the last message refused would still be refused;
+	 * armed again first, as the room it was woken for may be gone.
+	 */
 	node = READ_ONCE(f->blocked_node);
+	if (node)
+		ics_file_room_arm(f, node);
 	if (!node || ics_link_room(in, node, f->channel, READ_ONCE(f->blocked_len)))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	return mask;

@@ -6,8 +6,10 @@
  *   struct ics_net     one per network namespace, from netns creation (or
  *                      module load) to netns exit (or unload). Owns the
  *                      counters, channel handlers and priorities, and the
- *                      wait queue of blocked senders, so all survive binding
- *                      and unbinding.
+ *                      wait queues of blocked senders, so all survive binding
+ *                      and unbinding; what costs memory (counters, event
+ *                      ring, wait queues) is allocated when the instance is
+ *                      first used (ics_net_use()), not with the netns.
  *   struct ics_bind    exists while the instance is bound to a NIC. Published
  *                      in ics_net.bind under RTNL, read under RCU. Unbinding
  *                      unpublishes it, waits for every reader (dev_remove_pack()
@@ -104,8 +106,14 @@ struct ics_net {
 	u32 bind_seq;			/* RTNL: numbers each binding */
 	atomic_t gen;			/* bumps on bind, unbind, reset: dumps */
 
+	/*
+	 * From the first bind or handler registration (ics_net_use(), under
+	 * stats_lock) to netns exit; NULL before. Only code that runs for a
+	 * bound instance or a registered handler touches them unlocked.
+	 */
 	struct ics_stats __percpu *stats;	/* only ever grow */
-	struct mutex stats_lock;	/* protects base and reset_time */
+	wait_queue_head_t *tx_wq;	/* [node]: senders waiting for room to it */
+	struct mutex stats_lock;	/* the above's allocation, base, reset_time */
 	struct ics_stats *base;		/* values at the last reset */
 	u64 reset_time;			/* ktime_get_ns() of load or reset */
 
@@ -113,7 +121,6 @@ struct ics_net {
 	struct ics_handler __rcu *handlers[ICS_CHANNELS];
 
 	u8 prio[ICS_CHANNELS];		/* send priority: READ_ONCE; genl writes */
-	wait_queue_head_t send_wq;	/* senders waiting for queue room */
 	struct mutex ping_lock;		/* one ICS_TEST_F_PING run at a time */
 	wait_queue_head_t ping_wq;	/* its lock protects ping */
 	struct ics_ping *ping;		/* the run waiting for a pong */
@@ -314,6 +321,7 @@ struct ics_msg {
 	struct list_head list;		/* chanq.pending, then link.sent */
 	u8 channel;
 	u8 flags;			/* ICS_WF_* */
+	u8 node;			/* where it goes */
 	u8 src;				/* our node id, for the test pattern */
 	bool cut;			/* every frame built once */
 	bool paged;			/* data in pages[], not data[] */
@@ -349,6 +357,7 @@ extern unsigned long ics_chan_queue_max;
 
 /* main.c */
 struct ics_net *ics_net(const struct net *net);
+int ics_net_use(struct ics_net *in);
 
 /* Frames in flight per link: link_window (checked at load) to a power of 2. */
 static inline u32 ics_window_frames(void)
@@ -363,7 +372,7 @@ int ics_unbind(struct ics_net *in, const char *why);
 void ics_bind_mtu_changed(struct ics_net *in);
 
 /* stats.c */
-int ics_stats_init(struct ics_net *in);
+int ics_stats_alloc(struct ics_net *in);
 void ics_stats_free(struct ics_net *in);
 void ics_stats_sum(struct ics_net *in, size_t off, size_t n, u64 *out);
 void ics_stats_reset(struct ics_net *in);
@@ -545,7 +554,8 @@ static inline bool ics_live(u8 state)
 	return state == ICS_MEMBER_JOINING || state == ICS_MEMBER_UP;
 }
 
-int ics_member_init(struct ics_net *in);
+void ics_member_init(struct ics_net *in);
+int ics_member_alloc(struct ics_net *in);
 void ics_member_exit(struct ics_net *in);
 u32 ics_member_incarnation(struct ics_net *in);
 void ics_member_bind(struct ics_bind *b);

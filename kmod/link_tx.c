@@ -202,22 +202,28 @@ static void ics_msg_retire(struct ics_link *l, struct ics_msg *m, struct list_he
 	list_move_tail(&m->list, out);
 }
 
-/* Tell senders, outside every lock. */
+/*
+ * Tell senders, outside every lock; then the senders waiting for room on
+ * those links, and only those: a completion wakes nobody blocked on
+ * another node.
+ */
 static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
 {
+	DECLARE_BITMAP(nodes, ICS_MAX_NODES + 1);
 	struct ics_msg *m, *tmp;
-	bool any = false;
+	unsigned int node;
 
+	bitmap_zero(nodes, ICS_MAX_NODES + 1);
 	list_for_each_entry_safe(m, tmp, list, list) {
 		list_del(&m->list);
 		ics_count(in, err ? ICS_STAT_MSGS_FAILED : ICS_STAT_MSGS_DONE);
 		if (m->done)
 			m->done(m->ctx, err);
+		__set_bit(m->node, nodes);
 		ics_msg_free(m);
-		any = true;
 	}
-	if (any)
-		wake_up(&in->send_wq);
+	for_each_set_bit(node, nodes, ICS_MAX_NODES + 1)
+		wake_up(&in->tx_wq[node]);
 }
 
 /* Every message on the link to @out, and a new session for the next ones. */
@@ -647,8 +653,44 @@ static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
 	       (!lq || lq + cost <= ics_link_queue_max);
 }
 
-/* Queue @m for @node: 0, -EAGAIN when full, or why it cannot be sent. */
-static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
+/*
+ * Room taken for a message before it exists (ics_reserve()): its cost is
+ * charged to its channel's and its link's queues, in the binding
+ * @bind_seq, until the message is queued on it or it is given back.
+ */
+struct ics_resv {
+	u32 bind_seq;
+	u64 cost;
+};
+
+/*
+ * @node's peer for sending, under rcu_read_lock(): the binding in *@bp;
+ * ERR_PTR -ENOTCONN (unbound), -EINVAL (our own id), -EHOSTUNREACH (never
+ * heard).
+ */
+static struct ics_peer *ics_send_peer(struct ics_net *in, u8 node, struct ics_bind **bp)
+{
+	struct ics_bind *b = rcu_dereference(in->bind);
+	struct ics_peer *p;
+
+	if (!b)
+		return ERR_PTR(-ENOTCONN);
+	if (node == b->node_id)
+		return ERR_PTR(-EINVAL);
+	p = rcu_dereference(b->peers[node]);
+	if (!p || READ_ONCE(p->state) == ICS_MEMBER_NONE)
+		return ERR_PTR(-EHOSTUNREACH);
+	*bp = b;
+	return p;
+}
+
+/*
+ * Room for a message of @len bytes on @ch to @node, taken now, before the
+ * message is allocated: a sender waiting for room holds no memory, and one
+ * that has room keeps it while it copies. 0, -EAGAIN when full, or why it
+ * cannot be sent.
+ */
+static int ics_reserve(struct ics_net *in, u8 node, u8 ch, u32 len, struct ics_resv *r)
 {
 	struct ics_bind *b;
 	struct ics_peer *p;
@@ -656,20 +698,61 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 	int err = 0;
 
 	rcu_read_lock();
+	p = ics_send_peer(in, node, &b);
+	if (IS_ERR(p)) {
+		err = PTR_ERR(p);
+		goto out;
+	}
+	l = &p->link;
+	spin_lock_bh(&l->tx_lock);
+	if (!ics_live(READ_ONCE(p->state))) {
+		err = -EHOSTDOWN;
+		ics_count(in, ICS_STAT_TX_HOSTDOWN);
+	} else if (!ics_room(l, ch, len)) {
+		err = -EAGAIN;
+	} else {
+		r->bind_seq = b->seq;
+		r->cost = ics_msg_cost(len);
+		l->q[ch].bytes += r->cost;
+		l->queued_bytes += r->cost;
+	}
+	spin_unlock_bh(&l->tx_lock);
+out:
+	rcu_read_unlock();
+	return err;
+}
+
+/* Give @r back to @l (tx_lock held) and tell those waiting for room. */
+static void ics_unreserve_locked(struct ics_net *in, struct ics_link *l, u8 node, u8 ch,
+				 const struct ics_resv *r)
+{
+	lockdep_assert_held(&l->tx_lock);
+	l->q[ch].bytes -= r->cost;
+	l->queued_bytes -= r->cost;
+	wake_up(&in->tx_wq[node]);
+}
+
+/*
+ * Queue @m on its reservation @r: 0, or why it cannot be sent now (the
+ * reservation is given back). Peers live as long as their binding, so the
+ * binding that took @r still has @m->node's peer; a new binding has fresh
+ * links, which owe @r nothing.
+ */
+static int ics_enqueue(struct ics_net *in, struct ics_msg *m, const struct ics_resv *r)
+{
+	struct ics_bind *b;
+	struct ics_peer *p;
+	struct ics_link *l;
+	u8 node = m->node;
+	int err = 0;
+
+	rcu_read_lock();
 	b = rcu_dereference(in->bind);
-	if (!b) {
+	if (!b || b->seq != r->bind_seq) {
 		err = -ENOTCONN;
 		goto out;
 	}
-	if (node == b->node_id) {
-		err = -EINVAL;
-		goto out;
-	}
 	p = rcu_dereference(b->peers[node]);
-	if (!p || READ_ONCE(p->state) == ICS_MEMBER_NONE) {
-		err = -EHOSTUNREACH;
-		goto out;
-	}
 	l = &p->link;
 	spin_lock_bh(&l->tx_lock);
 	/*
@@ -680,14 +763,11 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 	if (!ics_live(READ_ONCE(p->state))) {
 		err = -EHOSTDOWN;
 		ics_count(in, ICS_STAT_TX_HOSTDOWN);
-	} else if (!ics_room(l, m->channel, m->len)) {
-		err = -EAGAIN;
+		ics_unreserve_locked(in, l, node, m->channel, r);
 	} else {
 		m->src = b->node_id;
 		m->msg_id = ++l->next_msg_id[m->channel];
 		list_add_tail(&m->list, &l->q[m->channel].pending);
-		l->q[m->channel].bytes += ics_msg_cost(m->len);
-		l->queued_bytes += ics_msg_cost(m->len);
 		l->queued_msgs++;
 		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
 		ics_stat_inc(in->stats->node[node].tx_msgs);
@@ -703,6 +783,23 @@ static int ics_enqueue(struct ics_net *in, u8 node, struct ics_msg *m)
 out:
 	rcu_read_unlock();
 	return err;
+}
+
+/* A reservation whose message could not be made. */
+static void ics_unreserve(struct ics_net *in, u8 node, u8 ch, const struct ics_resv *r)
+{
+	struct ics_bind *b;
+	struct ics_link *l;
+
+	rcu_read_lock();
+	b = rcu_dereference(in->bind);
+	if (b && b->seq == r->bind_seq) {
+		l = &rcu_dereference(b->peers[node])->link;
+		spin_lock_bh(&l->tx_lock);
+		ics_unreserve_locked(in, l, node, ch, r);
+		spin_unlock_bh(&l->tx_lock);
+	}
+	rcu_read_unlock();
 }
 
 /* Would a message of @len bytes to @node on @ch be queued now (or fail otherwise)? */
@@ -777,29 +874,20 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 {
 	long timeout = args && args->timeout ? args->timeout : ICS_SEND_TIMEOUT;
 	bool block = gfpflags_allow_blocking(gfp) && !(args && args->flags & ICS_SEND_NONBLOCK);
+	struct ics_resv r;
 	struct ics_msg *m;
 	int err;
 
-	m = ics_msg_alloc(flags & ICS_WF_TESTPAT ? 0 : len, data, from, gfp);
-	if (IS_ERR(m))
-		return PTR_ERR(m);
-	m->channel = channel;
-	m->flags = flags;
-	m->len = len;
-	if (args) {
-		m->done = args->done;
-		m->ctx = args->ctx;
-	}
-
 	for (;;) {
-		err = ics_enqueue(in, node, m);
+		err = ics_reserve(in, node, channel, len, &r);
 		if (err != -EAGAIN)
 			break;
 		if (!block) {
 			ics_count(in, ICS_STAT_TX_EAGAIN);
 			break;
 		}
-		timeout = wait_event_interruptible_timeout(in->send_wq,
+		/* a binding exists (it said EAGAIN): so does tx_wq */
+		timeout = wait_event_interruptible_timeout(in->tx_wq[node],
 							   ics_link_room(in, node, channel, len),
 							   timeout);
 		if (timeout < 0) {
@@ -811,6 +899,23 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 			break;
 		}
 	}
+	if (err)
+		return err;
+
+	m = ics_msg_alloc(flags & ICS_WF_TESTPAT ? 0 : len, data, from, gfp);
+	if (IS_ERR(m)) {
+		ics_unreserve(in, node, channel, &r);
+		return PTR_ERR(m);
+	}
+	m->channel = channel;
+	m->flags = flags;
+	m->node = node;
+	m->len = len;
+	if (args) {
+		m->done = args->done;
+		m->ctx = args->ctx;
+	}
+	err = ics_enqueue(in, m, &r);
 	if (err)
 		ics_msg_free(m);
 	return err;

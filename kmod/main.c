@@ -81,25 +81,59 @@ struct ics_net *ics_net(const struct net *net)
 	return net_generic(net, ics_net_id);
 }
 
+/*
+ * A new netns's instance allocates nothing: most namespaces never use ics,
+ * and a failure here would fail every unshare(CLONE_NEWNET) on the system.
+ */
 static int __net_init ics_net_init(struct net *net)
 {
 	struct ics_net *in = ics_net(net);
-	int err;
 
 	in->net = net;
 	in->state = ICS_STATE_UNUSED;
 	mutex_init(&in->stats_lock);
 	mutex_init(&in->reg_lock);
 	mutex_init(&in->ping_lock);
-	init_waitqueue_head(&in->send_wq);
 	init_waitqueue_head(&in->ping_wq);
 	memcpy(in->prio, ics_default_prio, sizeof(in->prio));
+	in->reset_time = ktime_get_ns();
 	ics_flow_init(in);
-	err = ics_member_init(in);
+	ics_member_init(in);
+	return 0;
+}
+
+/*
+ * The instance is used (bound, or a handler registered): what it needs from
+ * now on until its netns goes, allocated once. About 10 KiB of counters per
+ * possible CPU, the event ring and a wait queue per node.
+ */
+int ics_net_use(struct ics_net *in)
+{
+	wait_queue_head_t *wq;
+	int err = 0, node;
+
+	mutex_lock(&in->stats_lock);
+	if (in->stats)
+		goto out;
+	wq = kcalloc(ICS_MAX_NODES + 1, sizeof(*wq), GFP_KERNEL);
+	if (!wq) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (node = 0; node <= ICS_MAX_NODES; node++)
+		init_waitqueue_head(&wq[node]);
+	err = ics_member_alloc(in);
 	if (!err)
-		err = ics_stats_init(in);
-	if (err)
+		err = ics_stats_alloc(in);
+	if (err) {
 		kfree(in->ev_ring);
+		in->ev_ring = NULL;
+		kfree(wq);
+		goto out;
+	}
+	in->tx_wq = wq;
+out:
+	mutex_unlock(&in->stats_lock);
 	return err;
 }
 
@@ -119,6 +153,7 @@ static void __net_exit ics_net_exit(struct net *net)
 	ics_flow_exit(in);
 	ics_member_exit(in);	/* the events of the unbind go out first */
 	ics_stats_free(in);
+	kfree(in->tx_wq);
 }
 
 static struct pernet_operations ics_net_ops = {

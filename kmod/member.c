@@ -48,7 +48,7 @@
 
 static void ics_event_work(struct work_struct *w);
 
-int ics_member_init(struct ics_net *in)
+void ics_member_init(struct ics_net *in)
 {
 	spin_lock_init(&in->member_lock);
 	in->hb_ms = ics_heartbeat_ms;
@@ -57,6 +57,11 @@ int ics_member_init(struct ics_net *in)
 	in->expected_cfg = ics_expected_votes;
 	BLOCKING_INIT_NOTIFIER_HEAD(&in->notifier);
 	INIT_WORK(&in->ev_work, ics_event_work);
+}
+
+/* The event ring, at the instance's first use (ics_net_use()). */
+int ics_member_alloc(struct ics_net *in)
+{
 	in->ev_ring = kcalloc(ICS_EVENT_RING, sizeof(*in->ev_ring), GFP_KERNEL);
 	return in->ev_ring ? 0 : -ENOMEM;
 }

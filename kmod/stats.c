@@ -18,15 +18,16 @@
 #define ICS_NR_U64	(sizeof(struct ics_stats) / sizeof(u64))
 static_assert(sizeof(struct ics_stats) % sizeof(u64) == 0);
 
-int ics_stats_init(struct ics_net *in)
+/* At the instance's first use (ics_net_use(), stats_lock held). */
+int ics_stats_alloc(struct ics_net *in)
 {
-	in->stats = alloc_percpu(struct ics_stats);
+	lockdep_assert_held(&in->stats_lock);
 	in->base = kzalloc(sizeof(*in->base), GFP_KERNEL);
+	in->stats = alloc_percpu(struct ics_stats);
 	if (!in->stats || !in->base) {
 		ics_stats_free(in);
 		return -ENOMEM;
 	}
-	in->reset_time = ktime_get_ns();
 	return 0;
 }
 
@@ -52,24 +53,33 @@ static void ics_stats_raw(struct ics_net *in, size_t off, size_t n, u64 *out)
 	}
 }
 
-/* @n u64 counters at byte offset @off of struct ics_stats, since the reset. */
+/*
+ * @n u64 counters at byte offset @off of struct ics_stats, since the reset;
+ * zeroes for an instance never used.
+ */
 void ics_stats_sum(struct ics_net *in, size_t off, size_t n, u64 *out)
 {
 	const u64 *base;
 	size_t i;
 
 	mutex_lock(&in->stats_lock);
+	if (!in->stats) {
+		memset(out, 0, n * sizeof(u64));
+		goto out;
+	}
 	base = (const u64 *)((const u8 *)in->base + off);
 	ics_stats_raw(in, off, n, out);
 	for (i = 0; i < n; i++)
 		out[i] -= base[i];
+out:
 	mutex_unlock(&in->stats_lock);
 }
 
 void ics_stats_reset(struct ics_net *in)
 {
 	mutex_lock(&in->stats_lock);
-	ics_stats_raw(in, 0, ICS_NR_U64, (u64 *)in->base);
+	if (in->stats)
+		ics_stats_raw(in, 0, ICS_NR_U64, (u64 *)in->base);
 	in->reset_time = ktime_get_ns();
 	atomic_inc(&in->gen);
 	mutex_unlock(&in->stats_lock);

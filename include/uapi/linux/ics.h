@@ -843,5 +843,11 @@ struct ics_dev_stats {
 #define ICS_IOC_SET_RCVBUF	_IOW(ICS_IOC_MAGIC, 3, __u32)
 #define ICS_DEV_RCVBUF_DEFAULT	(32U << 20)
 #define ICS_DEV_RCVBUF_MAX	(1U << 30)
+/*
+ * Milliseconds a blocking write() waits for room in the link's queues
+ * before it fails with EAGAIN, as a socket's SO_SNDTIMEO; 0 (the default)
+ * waits until there is room or a signal comes.
+ */
+#define ICS_IOC_SET_SNDTIMEO	_IOW(ICS_IOC_MAGIC, 4, __u32)
 
 #endif /* _UAPI_LINUX_ICS_H */
