@@ -39,8 +39,13 @@ void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_ha
 	if (rcu_access_pointer(in->handlers[channel]) == h) {
 		RCU_INIT_POINTER(in->handlers[channel], NULL);
 		synchronize_net();	/* no h->rcv() in flight after this */
-		/* it may have paused the channel; the next handler starts afresh */
+		/*
+		 * It may have paused the channel; the next handler starts
+		 * afresh, and the messages it held are offered to it (or
+		 * counted unclaimed) now.
+		 */
 		__ics_channel_pause(in, channel, false);
+		queue_work(system_highpri_wq, &in->pause_work);
 	}
 	mutex_unlock(&in->reg_lock);
 }

@@ -122,35 +122,34 @@ static void ics_file_flow(struct ics_file *f, unsigned int ch)
 	__ics_channel_pause(ics_net(f->net), ch, f->paused);
 }
 
-/* In softirq under the sending peer's lock: queue it, or drop and count. */
-static void ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int channel,
-			 struct sk_buff *skb)
+/*
+ * In softirq under the sending peer's lock: queue it, or refuse it for now
+ * (ics holds it and offers it again once we resume the channel).
+ */
+static int ics_file_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int channel,
+			struct sk_buff *skb)
 {
 	struct ics_file *f = container_of(h, struct ics_file, h);
-	bool queued = false;
 
-	ICS_FILE_CB(skb)->src = src;
 	spin_lock(&f->rxq.lock);
 	/*
 	 * A queue below its buffer takes any message (an empty one too, so no
 	 * rcvbuf makes one unreadable): what the peers had in flight when we
 	 * paused, a message they had begun included (up to 16 MiB each), may
-	 * take it past rcvbuf by a message. Over it, a peer sent past our pause.
+	 * take it past rcvbuf by a message. Over it, the message waits in ics
+	 * until the reader brought us down to a quarter (ics_file_flow()).
 	 */
-	if (skb_queue_empty(&f->rxq) || f->rx_mem < READ_ONCE(f->rcvbuf)) {
-		f->rx_mem += skb->truesize;
-		__skb_queue_tail(&f->rxq, skb);
-		queued = true;
-		ics_file_flow(f, channel);
+	if (!skb_queue_empty(&f->rxq) && f->rx_mem >= READ_ONCE(f->rcvbuf)) {
+		spin_unlock(&f->rxq.lock);
+		return -EAGAIN;
 	}
+	ICS_FILE_CB(skb)->src = src;
+	f->rx_mem += skb->truesize;
+	__skb_queue_tail(&f->rxq, skb);
+	ics_file_flow(f, channel);
 	spin_unlock(&f->rxq.lock);
-	if (!queued) {
-		atomic64_inc(&f->rx_dropped);
-		ics_count(ics_net(net), ICS_STAT_DEV_RX_DROPS);
-		kfree_skb(skb);
-		return;
-	}
 	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+	return 0;
 }
 
 /* Room on the link of a refused write: once, then the writer or poller looks again. */

@@ -115,13 +115,18 @@ void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler
 EXPORT_SYMBOL_GPL(ics_channel_pause);
 
 /*
- * Tell every live peer whose last ACK carried another word (a resume),
- * with an ACK even if it has no session of ours to acknowledge (link_rx.c).
- * ics_unbind() waits for this RCU section.
+ * Offer the messages held for handlers whose channel is not paused (any
+ * more) again (link_rx.c), and tell every peer whose held messages were
+ * taken, or whose last ACK carried another word (a resume), with an ACK
+ * even if it has no session of ours to acknowledge; an ACK saying held
+ * messages were taken is repeated on the next two heartbeats
+ * (ics_member_tick() queues us), as it may be lost with nothing else to
+ * say it again. ics_unbind() waits for this RCU section.
  */
 static void ics_pause_work(struct work_struct *w)
 {
 	struct ics_net *in = container_of(w, struct ics_net, pause_work);
+	bool echo, tick = xchg(&in->pause_tick, false);
 	struct ics_bind *b;
 	struct ics_peer *p;
 	int node;
@@ -130,8 +135,19 @@ static void ics_pause_work(struct work_struct *w)
 	b = rcu_dereference(in->bind);
 	for (node = 1; b && node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (p && ics_live(READ_ONCE(p->state)) &&
-		    READ_ONCE(p->link.pause_sent) != ics_pause_word(in))
+		if (!p)
+			continue;
+		echo = ics_link_held_offer(p);
+		if (!echo && tick && READ_ONCE(p->link.held_echo)) {
+			spin_lock_bh(&p->lock);
+			if (p->link.held_echo) {
+				p->link.held_echo--;
+				echo = true;
+			}
+			spin_unlock_bh(&p->lock);
+		}
+		if (ics_live(READ_ONCE(p->state)) &&
+		    (echo || READ_ONCE(p->link.pause_sent) != ics_pause_word(in)))
 			ics_link_ack_send(p);
 	}
 	rcu_read_unlock();

@@ -143,7 +143,9 @@ struct ics_net {
 
 	/* flow control (flow.c) */
 	atomic_t pause;			/* pause_gen << 16 | bit per paused channel */
-	struct work_struct pause_work;	/* tells the peers of a resume */
+	/* tells the peers of a resume, offers held messages again (flow.c) */
+	struct work_struct pause_work;
+	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
 };
 
 struct ics_bind {
@@ -186,7 +188,12 @@ struct ics_txframe {
 
 struct ics_chanq {
 	struct list_head pending;	/* messages not yet cut into frames */
-	u64 bytes;			/* queued + unacknowledged bytes */
+	/*
+	 * Acknowledged, but the peer's handler has not taken them yet (it
+	 * holds them, link_rx.c): still charged, in msg_id order.
+	 */
+	struct list_head landed;
+	u64 bytes;			/* queued + unacknowledged + landed bytes */
 };
 
 /*
@@ -247,6 +254,15 @@ struct ics_link {
 	struct sk_buff_head ooo;	/* ahead of a gap, by seq */
 	struct timer_list ack_timer;	/* delayed acknowledgement */
 	u32 pause_sent;			/* the pause word our last ACK carried */
+	/*
+	 * Messages a handler refused, in order, per channel (link_rx.c); their
+	 * charge as the sender counts it; the channels with any (READ_ONCE
+	 * outside the lock); ACKs still to repeat after some were taken.
+	 */
+	struct sk_buff_head held[ICS_CHANNELS];
+	u32 held_bytes[ICS_CHANNELS];
+	u16 rx_held;
+	u8 held_echo;
 
 	/* counters: these under tx_lock, */
 	u64 tx_frames, retransmits, fast_retransmits, timeouts, resets;
@@ -371,6 +387,12 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 int ics_unbind(struct ics_net *in, const char *why);
 void ics_bind_mtu_changed(struct ics_net *in);
 
+/* What a message of @len bytes holds of memory: its queues' charge. */
+static inline u64 ics_msg_cost(u32 len)
+{
+	return (len > ICS_COPYBREAK ? PAGE_ALIGN((u64)len) : len) + 64;
+}
+
 /* stats.c */
 int ics_stats_alloc(struct ics_net *in);
 void ics_stats_free(struct ics_net *in);
@@ -449,7 +471,7 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len);
 void ics_link_push(struct ics_peer *p);
 void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
-		      const struct ics_wire_ack *sack);
+		      const struct ics_wire_ack *w, const u32 *taken);
 void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
 void ics_link_pause_rcv(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
 void ics_link_fail(struct ics_peer *p, int err);
@@ -463,6 +485,9 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 void ics_link_ack_send(struct ics_peer *p);
 void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
+void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);
+bool ics_link_held_offer(struct ics_peer *p);
+void ics_link_held_purge(struct ics_peer *p);
 
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
@@ -475,6 +500,7 @@ enum ics_pattern { ICS_PAT_UNCHECKED, ICS_PAT_FRAGS_OK, ICS_PAT_BAD };
 
 void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
 		 enum ics_pattern pattern);
+int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb);
 
 /* peer.c */
 struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr);

@@ -15,6 +15,14 @@
  * we missed the session's start and say so with a RESET. Frames of older
  * sessions are stale duplicates.
  *
+ * A message a handler refuses (it cannot take more now) is held here, with
+ * every later one of that peer's on the channel, until the handler resumes
+ * its channel (flow.c offers them again); until then our ACKs tell the
+ * sender, by channel, the last message taken, and its messages held are
+ * not done for it. A channel holds at most what an honest sender may have
+ * unfinished on it (chan_queue_max and one message): past that, frames of
+ * the channel are not taken, and the sender resends them later.
+ *
  * Everything runs under peer->lock, which also keeps deliveries in order.
  */
 #include "ics.h"
@@ -36,6 +44,8 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	l->rcv_nxt = 0;
 	l->rx_unacked = 0;
 	if (restart) {
+		/* a new incarnation's msg_ids start over: the old ones' held go */
+		ics_link_held_purge(p);
 		l->rx_last_valid = 0;
 		l->rx_refuse = 0;
 	}
@@ -85,11 +95,105 @@ fail:
 	return false;
 }
 
-/* Take the in-order frame @skb; false if reassembly has no room for it. */
+/* The most a channel holds for its handler from one peer: see above. */
+static u64 ics_held_max(void)
+{
+	return ics_chan_queue_max + ics_msg_cost(ICS_MSG_MAX);
+}
+
+/*
+ * @skb, message @msg_id of @channel, waits for the channel's handler: after
+ * those held already, or refused by it. Under @p's lock.
+ */
+void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
+{
+	struct ics_link *l = &p->link;
+	struct ics_net *in = p->b->in;
+
+	lockdep_assert_held(&p->lock);
+	ICS_RXCB(skb)->f.msg_id = msg_id;
+	__skb_queue_tail(&l->held[channel], skb);
+	l->held_bytes[channel] += ics_msg_cost(skb->len);
+	WRITE_ONCE(l->rx_held, l->rx_held | BIT(channel));
+	ics_count(in, ICS_STAT_RX_HELD);
+	/*
+	 * A handler refuses with its channel paused; if it is not, it was
+	 * resumed after the refusal and before this (or by a handler that
+	 * does not pause: then once a heartbeat, ics_member_tick()).
+	 */
+	if (!(ics_pause_word(in) & BIT(channel)))
+		queue_work(system_highpri_wq, &in->pause_work);
+}
+
+/*
+ * Offer the held messages to their handlers again, in order, on every
+ * channel not paused now, until one is refused; true if any was taken.
+ * Process context, under rcu_read_lock() (flow.c).
+ */
+bool ics_link_held_offer(struct ics_peer *p)
+{
+	unsigned long chans = READ_ONCE(p->link.rx_held);
+	struct ics_link *l = &p->link;
+	struct ics_net *in = p->b->in;
+	struct sk_buff *skb;
+	bool taken = false;
+	u64 cost;
+	int ch;
+
+	chans &= ~(unsigned long)(ics_pause_word(in) & 0xffff);
+	if (!chans)
+		return false;
+	spin_lock_bh(&p->lock);
+	for_each_set_bit(ch, &chans, ICS_CHANNELS) {
+		while ((skb = __skb_dequeue(&l->held[ch]))) {
+			cost = ics_msg_cost(skb->len);
+			if (ics_offer(p, ch, skb)) {
+				__skb_queue_head(&l->held[ch], skb);
+				break;
+			}
+			l->held_bytes[ch] -= cost;
+			taken = true;
+		}
+		if (skb_queue_empty(&l->held[ch]))
+			WRITE_ONCE(l->rx_held, l->rx_held & ~BIT(ch));
+	}
+	if (taken)
+		l->held_echo = 2;	/* repeated by the next heartbeats */
+	spin_unlock_bh(&p->lock);
+	return taken;
+}
+
+/* Drop every held message (the sender restarted, or we unbind); @p's lock or its end. */
+void ics_link_held_purge(struct ics_peer *p)
+{
+	struct ics_link *l = &p->link;
+	u32 n = 0;
+	int ch;
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		n += skb_queue_len(&l->held[ch]);
+		__skb_queue_purge(&l->held[ch]);
+		l->held_bytes[ch] = 0;
+	}
+	WRITE_ONCE(l->rx_held, 0);
+	if (n)
+		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_RX_HELD_DROPS], n);
+}
+
+/*
+ * Take the in-order frame @skb; false if reassembly has no room for it,
+ * or its channel holds too much for its handler.
+ */
 static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 {
 	struct ics_frag f = ICS_RXCB(skb)->f;	/* reassembly reuses the cb */
 	struct ics_net *in = p->b->in;
+
+	if (p->link.held_bytes[f.channel] > ics_held_max()) {
+		ics_count(in, ICS_STAT_RX_HELD_FULL);
+		kfree_skb(skb);
+		return false;
+	}
 
 	if (f.flags & ICS_WF_BUNDLE) {
 		if (!ics_bundle_rcv(p, skb, &f))
@@ -230,14 +334,19 @@ void ics_link_ack_send(struct ics_peer *p)
 		.msg_len = ICS_ACK_LEN,
 	};
 	struct ics_link *l = &p->link;
+	struct ics_wire_hdr *hdr;
 	struct ics_wire_ack *w;
 	struct sk_buff *skb, *s;
-	u32 bits = 0, d, pause;
+	u32 bits = 0, d, pause, len;
+	unsigned long held;
+	__be32 *taken;
+	int ch;
 
-	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN, ICS_ACK_LEN, GFP_ATOMIC);
+	/* room for every channel's taken[]; the frame is cut to those held */
+	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN + 4 * ICS_CHANNELS,
+			      ICS_ACK_LEN + 4 * ICS_CHANNELS, GFP_ATOMIC);
 	if (!skb)
 		return;
-	w = skb_put_zero(skb, ICS_ACK_LEN);
 
 	spin_lock_bh(&p->lock);
 	pause = ics_pause_word(p->b->in);
@@ -247,6 +356,12 @@ void ics_link_ack_send(struct ics_peer *p)
 		kfree_skb(skb);
 		return;
 	}
+	held = l->rx_held;
+	len = ICS_ACK_LEN + 4 * hweight16(held);
+	w = skb_put_zero(skb, len);
+	taken = w->taken;
+	for_each_set_bit(ch, &held, ICS_CHANNELS)
+		*taken++ = htonl(ICS_RXCB(skb_peek(&l->held[ch]))->f.msg_id - 1);
 	a.ack_sess = l->rx_sess;
 	a.ack = l->rx_sess ? l->rcv_nxt - 1 : 0;
 	skb_queue_walk(&l->ooo, s) {
@@ -263,9 +378,13 @@ void ics_link_ack_send(struct ics_peer *p)
 
 	w->window = htons(ICS_RX_WINDOW);
 	w->sack_bits = htons(bits);
+	w->held = htons(held);
 	ics_pause_put(pause, &w->paused, &w->pause_gen);
-	((struct ics_wire_hdr *)skb_network_header(skb))->ack_sess = htonl(a.ack_sess);
-	((struct ics_wire_hdr *)skb_network_header(skb))->ack = htonl(a.ack);
+	hdr = (struct ics_wire_hdr *)skb_network_header(skb);
+	hdr->ack_sess = htonl(a.ack_sess);
+	hdr->ack = htonl(a.ack);
+	hdr->frag_len = htons(len);
+	hdr->msg_len = htonl(len);
 	if (!ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))
 		ics_count(p->b->in, ICS_STAT_TX_ACKS);
 }

@@ -54,12 +54,6 @@
 #define ICS_SEQ_LAST		(U32_MAX - ICS_WINDOW_MAX)	/* then a new session */
 #define ICS_SEND_TIMEOUT	(10 * HZ)
 
-/* What a message of @len bytes holds of memory: its queues' charge. */
-static u64 ics_msg_cost(u32 len)
-{
-	return (len > ICS_COPYBREAK ? PAGE_ALIGN((u64)len) : len) + 64;
-}
-
 /*
  * The least congestion window, in frames: ICS_CWND_MIN, or as many as a
  * 64 KiB message takes at the link's MTU if more (45 at 1500), never more
@@ -123,8 +117,11 @@ void ics_link_init(struct ics_peer *p)
 	int ch;
 
 	spin_lock_init(&l->tx_lock);
-	for (ch = 0; ch < ICS_CHANNELS; ch++)
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
 		INIT_LIST_HEAD(&l->q[ch].pending);
+		INIT_LIST_HEAD(&l->q[ch].landed);
+		skb_queue_head_init(&l->held[ch]);
+	}
 	INIT_LIST_HEAD(&l->sent);
 	l->snd_una = 1;
 	l->snd_nxt = 1;
@@ -226,7 +223,10 @@ static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
 		wake_up(&in->tx_wq[node]);
 }
 
-/* Every message on the link to @out, and a new session for the next ones. */
+/*
+ * Every message on the link to @out, and a new session for the next ones:
+ * those landed too, whose taking the peer can no longer tell us.
+ */
 static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_head *out)
 {
 	struct ics_msg *m, *tmp;
@@ -237,6 +237,10 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 		l->msgs_failed++;
 	}
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		list_for_each_entry_safe(m, tmp, &l->q[ch].landed, list) {
+			ics_msg_retire(l, m, out);
+			l->msgs_failed++;
+		}
 		list_for_each_entry_safe(m, tmp, &l->q[ch].pending, list) {
 			ics_msg_retire(l, m, out);
 			l->msgs_failed++;
@@ -251,7 +255,11 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 	l->peer_pause_known = false;
 }
 
-/* Every incomplete message back to the head of its queue; a new session. */
+/*
+ * Every incomplete message back to the head of its queue; a new session.
+ * Landed messages stay: the peer holds them whole, and says when they are
+ * taken in the new session's ACKs.
+ */
 static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
 {
 	struct ics_msg *m, *tmp;
@@ -1055,10 +1063,11 @@ static void ics_frame_rtt(struct ics_link *l, const struct ics_txframe *f, u64 n
 }
 
 /*
- * Frames up to @ack arrived: retire them and the messages they finish.
+ * Frames up to @ack arrived: retire them; the messages they finish have
+ * landed, and are done once the peer's handler took them (ics_landed()).
  * Returns how many had not been SACKed: the frames this ACK says arrived.
  */
-static u32 ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
+static u32 ics_ack_advance(struct ics_peer *p, u32 ack)
 {
 	struct ics_link *l = &p->link;
 	struct ics_txframe *f, *last = NULL;
@@ -1075,12 +1084,10 @@ static u32 ics_ack_advance(struct ics_peer *p, u32 ack, struct list_head *done)
 		if (f->bundle) {
 			for (m = f->msg, k = f->bundle; k; k--, m = next) {
 				next = list_next_entry(m, list);
-				ics_msg_retire(l, m, done);
+				list_move_tail(&m->list, &l->q[m->channel].landed);
 			}
-			l->msgs_done += f->bundle;
 		} else if (f->last) {
-			ics_msg_retire(l, f->msg, done);
-			l->msgs_done++;
+			list_move_tail(&f->msg->list, &l->q[f->msg->channel].landed);
 		}
 		f->msg = NULL;
 	}
@@ -1227,8 +1234,29 @@ static void ics_sack(struct ics_peer *p, u32 ack, const struct ics_wire_ack *w, 
 	}
 }
 
+/*
+ * An ACK frame said which landed messages its sender's handlers took: on
+ * the channels not in @held every one (each landed by an ACK not newer
+ * than this one), on the others those up to @taken[channel]. Done.
+ */
+static void ics_landed(struct ics_link *l, unsigned long held, const u32 *taken,
+		       struct list_head *done)
+{
+	struct ics_msg *m, *tmp;
+	int ch;
+
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		list_for_each_entry_safe(m, tmp, &l->q[ch].landed, list) {
+			if ((held & BIT(ch)) && ics_before(taken[ch], m->msg_id))
+				break;
+			ics_msg_retire(l, m, done);
+			l->msgs_done++;
+		}
+	}
+}
+
 void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
-		      const struct ics_wire_ack *w)
+		      const struct ics_wire_ack *w, const u32 *taken)
 {
 	struct ics_link *l = &p->link;
 	bool resumed = false;
@@ -1250,9 +1278,11 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		goto out;
 	}
 	if (ack + 1 != l->snd_una)
-		arrived = ics_ack_advance(p, ack, &done);
-	if (w)
+		arrived = ics_ack_advance(p, ack);
+	if (w) {
 		ics_sack(p, ack, w, arrived);
+		ics_landed(l, ntohs(w->held), taken, &done);
+	}
 	ics_push_after_ack(p);
 out:
 	spin_unlock_bh(&l->tx_lock);
@@ -1374,4 +1404,5 @@ void ics_link_destroy(struct ics_peer *p)
 	timer_shutdown_sync(&p->link.ack_timer);
 	ics_link_fail(p, -ENETDOWN);
 	skb_queue_purge(&p->link.ooo);
+	ics_link_held_purge(p);
 }

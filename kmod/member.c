@@ -568,6 +568,7 @@ void ics_timer(struct timer_list *t)
 	bool late = time_after(jiffies, due + iv);
 	struct ics_wire_hello h;
 	struct ics_peer *p;
+	bool held = false;
 	LIST_HEAD(fail);
 	int node;
 
@@ -589,8 +590,15 @@ void ics_timer(struct timer_list *t)
 			continue;
 		if (!list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
+		/* held messages to offer again, or their taking to repeat */
+		if (READ_ONCE(p->link.rx_held) || READ_ONCE(p->link.held_echo))
+			held = true;
 	}
 	rcu_read_unlock();
+	if (held) {
+		WRITE_ONCE(in->pause_tick, true);
+		queue_work(system_highpri_wq, &in->pause_work);
+	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_ATOMIC);
 

@@ -44,11 +44,17 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 			return ICS_STAT_RX_BAD_FRAG;
 		break;
 	case ICS_FT_HELLO:
-	case ICS_FT_ACK:
 		if (h->channel != ICS_CH_CNX)
 			return ICS_STAT_RX_BAD_CHANNEL;
-		if (msg_len != (h->type == ICS_FT_HELLO ? ICS_HELLO_LEN : ICS_ACK_LEN) ||
-		    frag_len != msg_len)
+		if (msg_len != ICS_HELLO_LEN || frag_len != msg_len)
+			return ICS_STAT_RX_BAD_LEN;
+		break;
+	case ICS_FT_ACK:
+		/* the held channels' taken[] are checked against held later */
+		if (h->channel != ICS_CH_CNX)
+			return ICS_STAT_RX_BAD_CHANNEL;
+		if (msg_len < ICS_ACK_LEN || msg_len > ICS_ACK_LEN + 4 * ICS_CHANNELS ||
+		    (msg_len - ICS_ACK_LEN) % 4 || frag_len != msg_len)
 			return ICS_STAT_RX_BAD_LEN;
 		break;
 	case ICS_FT_RESET:
@@ -124,7 +130,6 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
 	struct ics_link *l = &p->link;
 	struct ics_send_args pong = { .flags = ICS_SEND_NONBLOCK };
-	struct ics_handler *h;
 	u8 src = p->node_id;
 	u32 len = skb->len;
 	bool ok;
@@ -177,13 +182,50 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 		return;
 	}
 
-	h = rcu_dereference(in->handlers[channel]);
-	if (h) {
-		h->rcv(h, in->net, src, channel, skb);
-	} else {
-		ics_stat_inc(cs->rx_unclaimed);
+	/* After the messages held before it, or if its handler refuses it. */
+	if (!skb_queue_empty(&l->held[channel]) || ics_offer(p, channel, skb))
+		ics_hold(p, channel, msg_id, skb);
+}
+
+/*
+ * Give @skb to @channel's handler, or count it unclaimed if there is none;
+ * under rcu_read_lock() and @p's lock. 0: consumed; -EAGAIN: refused, it
+ * is still ours.
+ */
+int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
+{
+	struct ics_net *in = p->b->in;
+	struct ics_handler *h = rcu_dereference(in->handlers[channel]);
+
+	if (!h) {
+		ics_stat_inc(in->stats->chan[channel].rx_unclaimed);
 		consume_skb(skb);
+		return 0;
 	}
+	return h->rcv(h, in->net, p->node_id, channel, skb) ? -EAGAIN : 0;
+}
+
+/*
+ * The taken[] of the ACK @skb (header pulled) by channel, for the channels
+ * in w->held: false unless there is exactly one per held channel.
+ */
+static bool ics_ack_taken(const struct sk_buff *skb, const struct ics_wire_ack *w,
+			  u32 *taken)
+{
+	unsigned long held = ntohs(w->held);
+	u32 off = ICS_ACK_LEN;
+	__be32 v;
+	int ch;
+
+	if (skb->len != ICS_ACK_LEN + 4 * hweight16(held))
+		return false;
+	for_each_set_bit(ch, &held, ICS_CHANNELS) {
+		if (skb_copy_bits(skb, off, &v, sizeof(v)))
+			return false;
+		taken[ch] = ntohl(v);
+		off += sizeof(v);
+	}
+	return true;
 }
 
 /* CRC32C of header (check taken as 0) and payload, linear or not. */
@@ -218,6 +260,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	const struct ics_wire_hdr *h;
 	struct ics_wire_ack ackbuf;
 	const struct ics_wire_ack *w = NULL;
+	u32 taken[ICS_CHANNELS];
 	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
 	enum ics_stat bad;
@@ -324,9 +367,13 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		if (skb_copy_bits(skb, 0, &ackbuf, sizeof(ackbuf)))
 			goto drop;
 		w = &ackbuf;
+		if (!ics_ack_taken(skb, w, taken)) {
+			bad = ICS_STAT_RX_BAD_LEN;
+			goto bad;
+		}
 	}
 	if (ack_sess || w)	/* an ACK without one still has a pause word */
-		ics_link_ack_rcv(p, ack_sess, ack, w);
+		ics_link_ack_rcv(p, ack_sess, ack, w, taken);
 
 	switch (type) {
 	case ICS_FT_DATA:

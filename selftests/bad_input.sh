@@ -470,7 +470,8 @@ case_add "rx_bad_version: version 1 (the 36-byte header of wire v1)" $F rx_bad_v
 case_add "rx_bad_version: version 2 (wire v2, before membership)" $F rx_bad_version 0 -- --version 2 --len 10
 case_add "rx_bad_version: version 3 (wire v3, before bundles)" $F rx_bad_version 0 -- --version 3 --len 10
 case_add "rx_bad_version: version 4 (wire v4, before flow control)" $F rx_bad_version 0 -- --version 4 --len 10
-case_add "rx_bad_version: version 6" $F rx_bad_version 0 -- --version 6 --len 10
+case_add "rx_bad_version: version 5 (wire v5, before held messages)" $F rx_bad_version 0 -- --version 5 --len 10
+case_add "rx_bad_version: version 7" $F rx_bad_version 0 -- --version 7 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10

@@ -755,6 +755,9 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_RX_BUNDLES]		= "rx_bundles",
 	[ICS_STAT_RX_BUNDLED]		= "rx_bundled",
 	[ICS_STAT_RX_PAUSES]		= "rx_pauses",
+	[ICS_STAT_RX_HELD]		= "rx_held",
+	[ICS_STAT_RX_HELD_FULL]		= "rx_held_full",
+	[ICS_STAT_RX_HELD_DROPS]	= "rx_held_drops",
 	[ICS_STAT_TX_PAUSES]		= "tx_pauses",
 };
 

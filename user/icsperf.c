@@ -423,9 +423,8 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 /*
  * The user server's count of messages it sank (read and dropped), in *@sunk.
  * A server slower than the wire pauses the channel (flow control) and
- * loses nothing, but a file does drop what comes past its buffer
- * (dev_rx_drops: a sender that ignores pauses), and this request may be
- * one of them; so it is asked again every 5 s, up to
+ * loses nothing; the request is still asked again every 5 s (a server
+ * that was restarted lost its count's asker), up to
  * @budget_s, and an answer to any of the attempts will do (the server's
  * count is cumulative and each answer follows every sink sent before its
  * request, in order on the channel). Answers to the other attempts are

@@ -231,6 +231,9 @@ static const struct named {
 	NAMED(ICS_STAT_, RX_BUNDLED),
 	NAMED(ICS_STAT_, RX_PAUSES),
 	NAMED(ICS_STAT_, TX_PAUSES),
+	NAMED(ICS_STAT_, RX_HELD),
+	NAMED(ICS_STAT_, RX_HELD_FULL),
+	NAMED(ICS_STAT_, RX_HELD_DROPS),
 };
 
 /* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */

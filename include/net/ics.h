@@ -16,19 +16,25 @@
 /**
  * struct ics_handler - a receiver of one channel in one network namespace
  * @rcv: called for every whole message on the channel, in softirq context
- *	under rcu_read_lock() and the sending peer's lock: one message at a
- *	time per peer, in the order the peer sent them (different peers'
- *	messages may arrive on several CPUs at once). @skb holds
- *	exactly the message (skb->len bytes, possibly non-linear and with a
- *	frag_list: read it with skb_copy_bits() or skb_header_pointer()); the
- *	handler owns @skb and must free it. skb->cb is free for its use. It must
- *	not sleep; defer work to a workqueue.
+ *	(or with bottom halves disabled) under rcu_read_lock() and the sending
+ *	peer's lock: one message at a time per peer, in the order the peer sent
+ *	them (different peers' messages may arrive on several CPUs at once).
+ *	@skb holds exactly the message (skb->len bytes, possibly non-linear and
+ *	with a frag_list: read it with skb_copy_bits() or skb_header_pointer()).
+ *	It must not sleep; defer work to a workqueue. Returns 0 when the
+ *	handler took @skb (it owns it, skb->cb included, and must free it), or
+ *	-EAGAIN to refuse it for now: @skb stays ics's, the channel is paused
+ *	as by ics_channel_pause(), and ics holds this message and every later
+ *	one from that peer on the channel until the handler resumes the channel;
+ *	then it offers them again, in order, before anything newer. A sender's
+ *	message is done only once a handler took it (or it arrived when no
+ *	handler was registered: then it is counted as unclaimed).
  *
  * Embed it in your own structure and use container_of() in @rcv.
  */
 struct ics_handler {
-	void (*rcv)(struct ics_handler *h, struct net *net, u8 src_node,
-		    unsigned int channel, struct sk_buff *skb);
+	int (*rcv)(struct ics_handler *h, struct net *net, u8 src_node,
+		   unsigned int channel, struct sk_buff *skb);
 };
 
 /**
@@ -38,8 +44,8 @@ struct ics_handler {
  * @timeout: jiffies to wait for queue room before -ETIMEDOUT; 0 means
  *	the default (10 s). Waiting needs a gfp that may sleep.
  * @done: optional; called exactly once when ics_send_msg() returned 0:
- *	with 0 once the peer has acknowledged every byte (it has delivered the
- *	message), or with -ETIMEDOUT (the link made no progress for
+ *	with 0 once the peer's handler took the message (struct
+ *	ics_handler), or with -ETIMEDOUT (the link made no progress for
  *	link_timeout_ms), -ECONNRESET (the peer restarted), -EHOSTDOWN (the
  *	peer went down or left) or -ENETDOWN (we unbound). A failed message may still have been delivered if only its
  *	acknowledgement was lost. Runs in softirq or process context (at
@@ -105,11 +111,13 @@ u8 ics_node_id(struct net *net);
  * Flow control. A channel's handler that cannot keep up pauses its channel:
  * every peer then holds that channel's messages (they wait in its send
  * queue, whose limit blocks or refuses their senders) until the handler
- * resumes it; the frames already in flight still arrive, so the handler
- * needs room for a window's worth past the point where it pauses. Other
- * channels go on. A message whose first frames went already is finished.
- * Only the channel's registered handler @h may pause it (a call with
- * another is ignored); unregistering resumes it. Idempotent; any context.
+ * resumes it; the frames already in flight still arrive: what the handler
+ * cannot take then it refuses (-EAGAIN from @rcv), and ics holds it until
+ * the channel is resumed. Other channels go on. A message whose first
+ * frames went already is finished. Only the channel's registered handler
+ * @h may pause it (a call with another is ignored); unregistering resumes
+ * it, and the messages held for it are then counted unclaimed. Idempotent;
+ * any context.
  */
 void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler *h,
 		       bool pause);

@@ -72,8 +72,8 @@ static void echo_flow(struct echo_net *en)
 	}
 }
 
-static void echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
-		     struct sk_buff *skb)
+static int echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
+		    struct sk_buff *skb)
 {
 	struct echo_net *en = container_of(h, struct echo_net, h);
 	unsigned long flags;
@@ -84,6 +84,7 @@ static void echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned in
 	echo_flow(en);
 	spin_unlock_irqrestore(&en->queue.lock, flags);
 	schedule_delayed_work(&en->work, 0);
+	return 0;
 }
 
 static struct sk_buff *echo_next(struct echo_net *en)

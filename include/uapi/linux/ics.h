@@ -222,7 +222,7 @@
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	5
+#define ICS_WIRE_VERSION	6
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -383,6 +383,13 @@ struct ics_wire_brec {
  * data carrying ICS_WF_ACKREQ or leaving a gap, for every second frame
  * taken in order, else by the delayed-ack timer (an acknowledgement
  * piggybacked on data does not replace it).
+ *
+ * A message is done for its sender only once the receiver's handler took
+ * it. Every message in the frames up to ack was taken, except on the
+ * channels in held: there the receiver holds messages its handler refused
+ * (they wait for it), and taken[] says, for each such channel in turn from
+ * the lowest, the last msg_id taken before them; the frame is then
+ * sizeof(struct ics_wire_ack) + 4 bytes per bit of held long.
  */
 #define ICS_SACK_BITS	512
 struct ics_wire_ack {
@@ -390,7 +397,10 @@ struct ics_wire_ack {
 	__be16	sack_bits;	/* valid bits in sack, 0..ICS_SACK_BITS */
 	__be16	paused;		/* ICS_PAUSE: channels the sender must hold */
 	__be16	pause_gen;	/* ICS_PAUSE: + 1 at every change of paused */
+	__be16	held;		/* channels with messages waiting for their handler */
+	__u8	reserved[2];	/* 0 */
 	__u8	sack[ICS_SACK_BITS / 8];
+	__be32	taken[];	/* one per bit of held */
 };
 
 /*
@@ -648,7 +658,7 @@ enum ics_stat {
 	ICS_STAT_TEST_ECHOES,		/* TEST service: answers queued */
 	ICS_STAT_TEST_ECHO_DROPS,	/* TEST service: answers not queued (queue full) */
 	ICS_STAT_TEST_SINKED,		/* TEST service: messages counted and dropped */
-	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: messages dropped, reader's queue full */
+	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: not counted (a full reader refuses: RX_HELD) */
 	ICS_STAT_DEV_CLOSE_DROPS,	/* /dev/ics: messages unread when their file closed */
 	ICS_STAT_TX_BUNDLES,		/* data frames sent carrying several messages */
 	ICS_STAT_TX_BUNDLED,		/* the messages in them */
@@ -656,6 +666,9 @@ enum ics_stat {
 	ICS_STAT_RX_BUNDLED,		/* the messages in them */
 	ICS_STAT_RX_PAUSES,		/* our receivers paused their channel (flow control) */
 	ICS_STAT_TX_PAUSES,		/* peers paused a channel for us */
+	ICS_STAT_RX_HELD,		/* messages a handler refused, held for it */
+	ICS_STAT_RX_HELD_FULL,		/* data frames not taken: too much held for the channel */
+	ICS_STAT_RX_HELD_DROPS,		/* held messages dropped: their sender restarted, unbind */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
