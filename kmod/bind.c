@@ -120,6 +120,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
 	ics_peers_free(b);
 	ics_member_unbind(in, b);
+	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem) || atomic_long_read(&b->reasm_large));
 	netdev_put(b->dev, &b->dev_tracker);
 	kfree(b);
 	return 0;

@@ -170,6 +170,8 @@ struct ics_bind {
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
 	u64 bound_ns;			/* when bound (CLOCK_MONOTONIC) */
 	atomic_long_t reasm_mem;	/* truesize held in reassembly */
+	/* of which large messages' (reasm.c), reserved at their first fragment */
+	atomic_long_t reasm_large;
 	spinlock_t peers_lock;		/* creating peers */
 	struct ics_peer __rcu *peers[ICS_MAX_NODES + 1];
 };
@@ -226,6 +228,8 @@ struct ics_link {
 	u32 queued_msgs;
 	u64 queued_bytes;
 	u16 big;			/* largest frame payload in flight */
+	/* the large message being cut (reasm.c): one at a time; NULL */
+	const struct ics_msg *large;
 	bool reorder;			/* rtx_timer runs as reorder timer */
 	bool cwnd_limited;		/* the window held frames back this round */
 	bool slow_path;			/* too slow for the least window (link_tx.c) */
@@ -263,6 +267,7 @@ struct ics_link {
 	u32 held_bytes[ICS_CHANNELS];
 	u16 rx_held;
 	u8 held_echo;
+	bool rx_busy;			/* a frame refused for memory: say BUSY */
 
 	/* counters: these under tx_lock, */
 	u64 tx_frames, retransmits, fast_retransmits, timeouts, resets;
@@ -281,6 +286,8 @@ struct ics_peer {
 	spinlock_t lock;		/* receive side, see struct ics_link */
 	struct list_head reasm;
 	unsigned int nr_reasm;
+	u32 reasm_small;		/* truesize of its partial small messages */
+	bool reasm_large;		/* it has a partial large message */
 	bool dead;			/* unbinding: take nothing more */
 
 	/* membership: member_lock */
@@ -386,6 +393,13 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	     struct netlink_ext_ack *extack);
 int ics_unbind(struct ics_net *in, const char *why);
 void ics_bind_mtu_changed(struct ics_net *in);
+
+/*
+ * A message longer than this is large: a sender cuts one at a time per
+ * link, and a receiver reserves its reassembly memory at its first
+ * fragment (reasm.c). Smaller ones interleave freely, one per channel.
+ */
+#define ICS_LARGE_MSG		(256U << 10)
 
 /* What a message of @len bytes holds of memory: its queues' charge. */
 static inline u64 ics_msg_cost(u32 len)

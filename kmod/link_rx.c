@@ -289,14 +289,19 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 		return;
 	}
 
-	if (!ics_link_take(p, skb))
+	if (!ics_link_take(p, skb)) {
+		l->rx_busy = true;	/* no memory for it now: say so */
+		ack_now = true;
 		goto unlock;
+	}
 	l->rcv_nxt++;
 	l->rx_unacked++;
 	while ((next = skb_peek(&l->ooo)) && ICS_RXCB(next)->seq == l->rcv_nxt) {
 		__skb_unlink(next, &l->ooo);
-		if (!ics_link_take(p, next))
-			break;	/* dropped: the sender's timer resends it */
+		if (!ics_link_take(p, next)) {
+			l->rx_busy = true;	/* dropped: the sender resends it */
+			break;
+		}
 		l->rcv_nxt++;
 		l->rx_unacked++;
 	}
@@ -340,6 +345,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	u32 bits = 0, d, pause, len;
 	unsigned long held;
 	__be32 *taken;
+	bool busy;
 	int ch;
 
 	/* room for every channel's taken[]; the frame is cut to those held */
@@ -357,6 +363,8 @@ void ics_link_ack_send(struct ics_peer *p)
 		return;
 	}
 	held = l->rx_held;
+	busy = l->rx_busy;
+	l->rx_busy = false;
 	len = ICS_ACK_LEN + 4 * hweight16(held);
 	w = skb_put_zero(skb, len);
 	taken = w->taken;
@@ -379,6 +387,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	w->window = htons(ICS_RX_WINDOW);
 	w->sack_bits = htons(bits);
 	w->held = htons(held);
+	w->flags = busy ? ICS_ACK_BUSY : 0;
 	ics_pause_put(pause, &w->paused, &w->pause_gen);
 	hdr = (struct ics_wire_hdr *)skb_network_header(skb);
 	hdr->ack_sess = htonl(a.ack_sess);

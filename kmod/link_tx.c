@@ -246,6 +246,7 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 			l->msgs_failed++;
 		}
 	}
+	l->large = NULL;
 	if (l->tx_sess) {
 		ics_new_session(l);
 		l->resets++;
@@ -275,6 +276,7 @@ static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
 		m->cut = false;
 		list_move(&m->list, &l->q[m->channel].pending);
 	}
+	l->large = NULL;	/* every message starts over */
 	ics_new_session(l);
 	l->resets++;
 	ics_count(in, ICS_STAT_LINK_RESETS);
@@ -289,10 +291,17 @@ static void ics_rewind_locked(struct ics_net *in, struct ics_link *l)
 static bool ics_ready(const struct ics_link *l, int ch)
 {
 	const struct list_head *q = &l->q[ch].pending;
+	const struct ics_msg *m;
 
 	if (list_empty(q))
 		return false;
-	return !(l->peer_paused & BIT(ch)) || list_entry(q->next, const struct ics_msg, list)->next_off;
+	m = list_first_entry(q, const struct ics_msg, list);
+	if (m->next_off)
+		return true;
+	/* one large message at a time (reasm.c): the peer reserves it whole */
+	if (m->len > ICS_LARGE_MSG && l->large)
+		return false;
+	return !(l->peer_paused & BIT(ch));
 }
 
 /* The channel to serve next, or -1. */
@@ -545,11 +554,15 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 		goto send;
 	}
 	*f = (struct ics_txframe){ .msg = m, .off = m->next_off, .len = n };
+	if (!m->next_off && m->len > ICS_LARGE_MSG)
+		l->large = m;
 	m->next_off += n;
 	if (m->next_off == m->len) {
 		f->last = 1;
 		m->cut = true;
 		list_move_tail(&m->list, &l->sent);
+		if (l->large == m)
+			l->large = NULL;
 	}
 send:
 	l->snd_nxt++;
@@ -1279,6 +1292,9 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 	}
 	if (ack + 1 != l->snd_una)
 		arrived = ics_ack_advance(p, ack);
+	/* short of memory for the next frame, not lost: the link is not stuck */
+	if (w && (w->flags & ICS_ACK_BUSY))
+		l->progress = jiffies;
 	if (w) {
 		ics_sack(p, ack, w, arrived);
 		ics_landed(l, ntohs(w->held), taken, &done);

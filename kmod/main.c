@@ -52,7 +52,7 @@ MODULE_PARM_DESC(reasm_timeout_ms,
 unsigned long ics_reasm_mem_max = 256UL << 20;
 module_param_named(reasm_mem_max, ics_reasm_mem_max, ulong, 0444);
 MODULE_PARM_DESC(reasm_mem_max,
-		 "bytes of partial messages one instance may hold (default 256 MiB)");
+		 "bytes of partial large messages (over 256 KiB) one instance reserves (default 256 MiB)");
 
 unsigned int ics_link_timeout_ms = 1500;
 module_param_named(link_timeout_ms, ics_link_timeout_ms, uint, 0444);

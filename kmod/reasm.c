@@ -8,18 +8,39 @@
  *
  * A sender interleaves at most one message per channel, so a peer has at
  * most ICS_CHANNELS partial messages (more evicts the oldest, counted: only a
- * broken sender does that). Memory is bounded by ics_reasm_mem_max bytes of
- * truesize per binding: a fragment over the bound is refused, and the link
- * does not acknowledge it, so the sender sends it again later. Partial
- * messages of a peer silent for ics_reasm_timeout_ms are dropped; a new
- * session or incarnation drops them at once (the sender resends or fails
- * them). Every drop is counted.
+ * broken sender does that). Partial messages of a peer silent for
+ * ics_reasm_timeout_ms are dropped; a new session or incarnation drops
+ * them at once (the sender resends or fails them). Every drop is counted.
+ *
+ * Memory, and why one peer's flood cannot wedge the others. Frames are
+ * taken in order, so a refused fragment stalls its peer's whole link, and
+ * the fragments behind it, of that peer's other partial messages, with it:
+ * refusing a fragment of a message begun could leave every peer stalled
+ * behind memory that only their own stalled messages would free. So a
+ * message is admitted whole at its first fragment, or not at all:
+ *  - a large message (over ICS_LARGE_MSG) reserves its estimated truesize
+ *    (its fragments times the first one's) from the binding's
+ *    reasm_mem_max; one that does not fit is refused while any other is
+ *    reserved (one always fits into an empty pool). A sender cuts one large
+ *    message at a time per link (link_tx.c), so a peer stalled at a
+ *    large message's first fragment has only small ones partial behind it,
+ *    and every reserved message can finish and give its memory back.
+ *  - small messages are not refused while their peer holds less than
+ *    ICS_REASM_SMALL_MAX of them: an honest sender holds at most one per
+ *    channel, 16 of 256 KiB. Only a sender that breaks the rules (a second
+ *    large message, more small ones) is refused past that, and stalls
+ *    itself alone.
+ * A refused fragment is not acknowledged; the ACK says "busy" (link_rx.c),
+ * so that the sender, which resends it later, does not take the wait for
+ * a failed link.
  */
 #include <linux/slab.h>
 
 #include "ics.h"
 
 #define ICS_REASM_PER_PEER	ICS_CHANNELS
+/* small partial messages' truesize per peer: 16 of 256 KiB, twice over */
+#define ICS_REASM_SMALL_MAX	(2 * ICS_CHANNELS * ICS_LARGE_MSG)
 
 struct ics_reasm {
 	struct list_head list;
@@ -29,6 +50,8 @@ struct ics_reasm {
 	u8 channel;
 	u8 flags;
 	bool pattern_bad;	/* a test-pattern fragment did not verify */
+	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
+	unsigned long resv;
 	unsigned int truesize;
 	struct sk_buff_head frags;	/* sorted by offset */
 };
@@ -44,13 +67,46 @@ static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_re
 	list_del(&r->list);
 	p->nr_reasm--;
 	atomic_long_sub(r->truesize, &b->reasm_mem);
+	if (r->large) {
+		atomic_long_sub(max_t(unsigned long, r->resv, r->truesize), &b->reasm_large);
+		p->reasm_large = false;
+	} else {
+		p->reasm_small -= r->truesize;
+	}
 	__skb_queue_purge(&r->frags);
 	kfree(r);
 }
 
-static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
-					const struct ics_frag *f)
+/*
+ * May a message whose fragment @skb comes first begin (see above)? For a
+ * large one, its reservation is taken into *@resv.
+ */
+static bool ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct ics_frag *f,
+			    const struct sk_buff *skb, unsigned long *resv)
 {
+	unsigned long est, held;
+
+	*resv = 0;
+	if (f->msg_len <= ICS_LARGE_MSG)
+		return p->reasm_small < ICS_REASM_SMALL_MAX;
+	if (p->reasm_large)
+		return false;
+	/* the estimate is the sender's word: at most what four copies would take */
+	est = min_t(u64, (u64)DIV_ROUND_UP(f->msg_len, max(skb->len, 1U)) * skb->truesize,
+		    4ULL * ICS_MSG_MAX);
+	held = atomic_long_fetch_add(est, &b->reasm_large);
+	if (held && held + est > ics_reasm_mem_max) {
+		atomic_long_sub(est, &b->reasm_large);
+		return false;
+	}
+	*resv = est;
+	return true;
+}
+
+static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
+					const struct ics_frag *f, const struct sk_buff *skb)
+{
+	unsigned long resv;
 	struct ics_reasm *r;
 
 	list_for_each_entry(r, &p->reasm, list)
@@ -62,9 +118,18 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 		ics_reasm_free(b, p, list_first_entry(&p->reasm, struct ics_reasm, list));
 		ics_count(b->in, ICS_STAT_REASM_EVICTED);
 	}
-	r = kzalloc(sizeof(*r), GFP_ATOMIC);
-	if (!r)
+	if (!ics_reasm_admit(b, p, f, skb, &resv))
 		return NULL;
+	r = kzalloc(sizeof(*r), GFP_ATOMIC);
+	if (!r) {
+		atomic_long_sub(resv, &b->reasm_large);
+		return NULL;
+	}
+	if (f->msg_len > ICS_LARGE_MSG) {
+		r->large = true;
+		r->resv = resv;
+		p->reasm_large = true;
+	}
 	r->msg_id = f->msg_id;
 	r->msg_len = f->msg_len;
 	r->channel = f->channel;
@@ -126,7 +191,7 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		goto nomem;
 	ICS_CB(skb)->off = f->off;
 
-	r = ics_reasm_find(b, p, f);
+	r = ics_reasm_find(b, p, f, skb);
 	if (!r)
 		goto nomem;
 	if (r->msg_len != f->msg_len || r->flags != f->flags) {
@@ -140,16 +205,18 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	 */
 	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC))
 		goto refuse;
-	if (atomic_long_add_return(skb->truesize, &b->reasm_mem) > (long)ics_reasm_mem_max) {
-		atomic_long_sub(skb->truesize, &b->reasm_mem);
-		goto refuse;
-	}
+	/* a small message's peer bound holds at admission, give or take one */
 	if (!ics_reasm_insert(r, skb)) {
-		atomic_long_sub(skb->truesize, &b->reasm_mem);
 		ics_count(in, ICS_STAT_RX_DUP_FRAG);
 		goto drop;
 	}
 	ics_count_rx_frame(in, f->frame_len);	/* only frames that passed */
+	atomic_long_add(skb->truesize, &b->reasm_mem);
+	if (!r->large)
+		p->reasm_small += skb->truesize;
+	else if (r->truesize + skb->truesize > r->resv)	/* past the estimate */
+		atomic_long_add(min_t(unsigned long, skb->truesize,
+				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
 	/* The generator's pattern, a fragment at a time (see ics_deliver()). */

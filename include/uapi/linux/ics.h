@@ -392,13 +392,19 @@ struct ics_wire_brec {
  * sizeof(struct ics_wire_ack) + 4 bytes per bit of held long.
  */
 #define ICS_SACK_BITS	512
+/*
+ * The receiver had no memory for frame ack + 1 (reassembly): it is not
+ * lost, the sender resends it later, and the link is not failing.
+ */
+#define ICS_ACK_BUSY	0x01
 struct ics_wire_ack {
 	__be16	window;		/* frames the receiver accepts past ack */
 	__be16	sack_bits;	/* valid bits in sack, 0..ICS_SACK_BITS */
 	__be16	paused;		/* ICS_PAUSE: channels the sender must hold */
 	__be16	pause_gen;	/* ICS_PAUSE: + 1 at every change of paused */
 	__be16	held;		/* channels with messages waiting for their handler */
-	__u8	reserved[2];	/* 0 */
+	__u8	flags;		/* ICS_ACK_* */
+	__u8	reserved;	/* 0 */
 	__u8	sack[ICS_SACK_BITS / 8];
 	__be32	taken[];	/* one per bit of held */
 };
