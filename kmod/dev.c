@@ -214,6 +214,7 @@ static int ics_file_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&f->wq);
 	spin_lock_init(&f->room_lock);
 	init_waitqueue_func_entry(&f->room, ics_file_room_wake);
+	INIT_LIST_HEAD(&f->room.entry);	/* not on a queue: the one above leaves it */
 	file->private_data = f;
 	return stream_open(inode, file);
 }
