@@ -105,7 +105,8 @@ static int __net_init ics_net_init(struct net *net)
 /*
  * The instance is used (bound, or a handler registered): what it needs from
  * now on until its netns goes, allocated once. About 10 KiB of counters per
- * possible CPU, the event ring and a wait queue per node.
+ * possible CPU, the event ring and a wait queue per node, charged to the
+ * memory cgroup of whoever used it first.
  */
 int ics_net_use(struct ics_net *in)
 {
@@ -115,7 +116,7 @@ int ics_net_use(struct ics_net *in)
 	mutex_lock(&in->stats_lock);
 	if (in->stats)
 		goto out;
-	wq = kcalloc(ICS_MAX_NODES + 1, sizeof(*wq), GFP_KERNEL);
+	wq = kcalloc(ICS_MAX_NODES + 1, sizeof(*wq), GFP_KERNEL_ACCOUNT);
 	if (!wq) {
 		err = -ENOMEM;
 		goto out;

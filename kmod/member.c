@@ -62,7 +62,7 @@ void ics_member_init(struct ics_net *in)
 /* The event ring, at the instance's first use (ics_net_use()). */
 int ics_member_alloc(struct ics_net *in)
 {
-	in->ev_ring = kcalloc(ICS_EVENT_RING, sizeof(*in->ev_ring), GFP_KERNEL);
+	in->ev_ring = kcalloc(ICS_EVENT_RING, sizeof(*in->ev_ring), GFP_KERNEL_ACCOUNT);
 	return in->ev_ring ? 0 : -ENOMEM;
 }
 

@@ -22,8 +22,8 @@ static_assert(sizeof(struct ics_stats) % sizeof(u64) == 0);
 int ics_stats_alloc(struct ics_net *in)
 {
 	lockdep_assert_held(&in->stats_lock);
-	in->base = kzalloc(sizeof(*in->base), GFP_KERNEL);
-	in->stats = alloc_percpu(struct ics_stats);
+	in->base = kzalloc(sizeof(*in->base), GFP_KERNEL_ACCOUNT);
+	in->stats = alloc_percpu_gfp(struct ics_stats, GFP_KERNEL_ACCOUNT);
 	if (!in->stats || !in->base) {
 		ics_stats_free(in);
 		return -ENOMEM;
