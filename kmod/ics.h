@@ -286,7 +286,6 @@ struct ics_peer {
 	spinlock_t lock;		/* receive side, see struct ics_link */
 	struct list_head reasm;
 	unsigned int nr_reasm;
-	u32 reasm_small;		/* truesize of its partial small messages */
 	bool reasm_large;		/* it has a partial large message */
 	bool dead;			/* unbinding: take nothing more */
 

@@ -25,22 +25,34 @@
  *    message at a time per link (link_tx.c), so a peer stalled at a
  *    large message's first fragment has only small ones partial behind it,
  *    and every reserved message can finish and give its memory back.
- *  - small messages are not refused while their peer holds less than
- *    ICS_REASM_SMALL_MAX of them: an honest sender holds at most one per
- *    channel, 16 of 256 KiB. Only a sender that breaks the rules (a second
- *    large message, more small ones) is refused past that, and stalls
- *    itself alone.
+ *  - small messages are never refused for memory (refusing one could stall
+ *    the peer's other partial small messages behind it for good): a peer
+ *    has at most one per channel, each bounded by ics_reasm_cap().
+ * A sender that breaks the rules (a second large message at once) is
+ * refused and stalls itself alone. Any message whose fragments cost more
+ * than ics_reasm_cap() (rx.c refuses fragments shorter than the least MTU
+ * carries but the last, so only a broken NIC or sender gets there) is
+ * dropped as broken, and the link goes on.
  * A refused fragment is not acknowledged; the ACK says "busy" (link_rx.c),
  * so that the sender, which resends it later, does not take the wait for
  * a failed link.
  */
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "ics.h"
 
 #define ICS_REASM_PER_PEER	ICS_CHANNELS
-/* small partial messages' truesize per peer: 16 of 256 KiB, twice over */
-#define ICS_REASM_SMALL_MAX	(2 * ICS_CHANNELS * ICS_LARGE_MSG)
+
+/*
+ * The most a message of @len bytes may cost in fragments' truesize: eight
+ * times its length (a 528-byte fragment in a 4 KiB page is that), and
+ * 64 KiB for short ones.
+ */
+static unsigned long ics_reasm_cap(u32 len)
+{
+	return 8UL * len + SZ_64K;
+}
 
 struct ics_reasm {
 	struct list_head list;
@@ -52,7 +64,7 @@ struct ics_reasm {
 	bool pattern_bad;	/* a test-pattern fragment did not verify */
 	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
 	unsigned long resv;
-	unsigned int truesize;
+	unsigned long truesize;
 	struct sk_buff_head frags;	/* sorted by offset */
 };
 
@@ -68,10 +80,8 @@ static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_re
 	p->nr_reasm--;
 	atomic_long_sub(r->truesize, &b->reasm_mem);
 	if (r->large) {
-		atomic_long_sub(max_t(unsigned long, r->resv, r->truesize), &b->reasm_large);
+		atomic_long_sub(max(r->resv, r->truesize), &b->reasm_large);
 		p->reasm_large = false;
-	} else {
-		p->reasm_small -= r->truesize;
 	}
 	__skb_queue_purge(&r->frags);
 	kfree(r);
@@ -88,12 +98,11 @@ static bool ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct
 
 	*resv = 0;
 	if (f->msg_len <= ICS_LARGE_MSG)
-		return p->reasm_small < ICS_REASM_SMALL_MAX;
+		return true;
 	if (p->reasm_large)
 		return false;
-	/* the estimate is the sender's word: at most what four copies would take */
 	est = min_t(u64, (u64)DIV_ROUND_UP(f->msg_len, max(skb->len, 1U)) * skb->truesize,
-		    4ULL * ICS_MSG_MAX);
+		    ics_reasm_cap(f->msg_len));
 	held = atomic_long_fetch_add(est, &b->reasm_large);
 	if (held && held + est > ics_reasm_mem_max) {
 		atomic_long_sub(est, &b->reasm_large);
@@ -205,16 +214,19 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	 */
 	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC))
 		goto refuse;
-	/* a small message's peer bound holds at admission, give or take one */
+	if (r->truesize + skb->truesize > ics_reasm_cap(r->msg_len)) {
+		/* taken, and the message dropped: the link goes on */
+		ics_count(in, ICS_STAT_RX_BAD_FRAG);
+		ics_reasm_free(b, p, r);
+		goto drop;
+	}
 	if (!ics_reasm_insert(r, skb)) {
 		ics_count(in, ICS_STAT_RX_DUP_FRAG);
 		goto drop;
 	}
 	ics_count_rx_frame(in, f->frame_len);	/* only frames that passed */
 	atomic_long_add(skb->truesize, &b->reasm_mem);
-	if (!r->large)
-		p->reasm_small += skb->truesize;
-	else if (r->truesize + skb->truesize > r->resv)	/* past the estimate */
+	if (r->large && r->truesize + skb->truesize > r->resv)	/* past the estimate */
 		atomic_long_add(min_t(unsigned long, skb->truesize,
 				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;

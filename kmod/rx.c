@@ -36,6 +36,13 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 		return ICS_STAT_RX_BAD_LEN;
 	if ((u64)off + frag_len > msg_len || (frag_len == 0 && msg_len != 0))
 		return ICS_STAT_RX_BAD_FRAG;
+	/*
+	 * A sender cuts full frames but the last: at least what the least MTU
+	 * carries. Tiny fragments would make a message's reassembly cost its
+	 * length many times over (skb overhead per fragment).
+	 */
+	if (off + frag_len < msg_len && frag_len < ICS_MIN_MTU - ICS_HDR_LEN)
+		return ICS_STAT_RX_BAD_FRAG;
 	switch (h->type) {
 	case ICS_FT_DATA:
 		if (!h->sess || !h->seq)
@@ -338,9 +345,9 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	 * off: a client that hands the payload on must not trust it.
 	 */
 	__skb_pull(skb, ICS_HDR_LEN);
+	skb->ip_summed = CHECKSUM_NONE;
 	if (pskb_trim_rcsum(skb, frag_len))
 		goto drop;
-	skb->ip_summed = CHECKSUM_NONE;
 
 	/* Heartbeats make the view (member.c): incarnations, restarts, states. */
 	if (type == ICS_FT_HELLO) {

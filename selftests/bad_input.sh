@@ -500,6 +500,8 @@ case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \
 	$F rx_bad_frag 0 -- --len 512 --msg-len 1000 --frag-off 0xffffff00
 case_add "rx_bad_frag: frag_len 0 with msg_len 100" \
 	$F rx_bad_frag 0 -- --len 0 --msg-len 100
+case_add "rx_bad_frag: a first fragment of 100 bytes (every fragment but the last carries 528)" \
+	$F rx_bad_frag 0 -- --len 100 --msg-len 1000 --frag-off 0
 case_add "rx_bad_frag: second fragment disagrees on msg_len" \
 	held_then rx_bad_frag --msg-len 4000 --frag-off 1000 --len 1000
 case_add "rx_bad_frag: second fragment disagrees on flags" \
