@@ -78,6 +78,23 @@ static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
 	return true;
 }
 
+/*
+ * A handler refused a message on @ch with its channel not paused: pause it
+ * on its behalf, unless the pause word changed since @word, read before
+ * the refusal (the handler may have resumed in between: it has room again,
+ * and the held message is offered once more instead, ics_hold()).
+ */
+void ics_pause_refused(struct ics_net *in, int word, unsigned int ch)
+{
+	int new;
+
+	if (word & BIT(ch))
+		return;
+	new = (int)(((u32)word + ICS_PAUSE_GEN_ONE) | BIT(ch));
+	if (atomic_try_cmpxchg(&in->pause, &word, new))
+		ics_count(in, ICS_STAT_RX_PAUSES);
+}
+
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
 {
 	if (!ics_pause_set(in, ch, pause))
@@ -105,7 +122,7 @@ void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler
 {
 	struct ics_net *in = ics_net(net);
 
-	if (channel >= ICS_CHANNELS)
+	if (channel >= ICS_CHANNELS || !h)
 		return;
 	rcu_read_lock();
 	if (rcu_access_pointer(in->handlers[channel]) == h)
@@ -126,7 +143,7 @@ EXPORT_SYMBOL_GPL(ics_channel_pause);
 static void ics_pause_work(struct work_struct *w)
 {
 	struct ics_net *in = container_of(w, struct ics_net, pause_work);
-	bool echo, tick = xchg(&in->pause_tick, false);
+	bool echo, last, again = false, tick = xchg(&in->pause_tick, false);
 	struct ics_bind *b;
 	struct ics_peer *p;
 	int node;
@@ -137,11 +154,13 @@ static void ics_pause_work(struct work_struct *w)
 		p = rcu_dereference(b->peers[node]);
 		if (!p)
 			continue;
-		echo = ics_link_held_offer(p);
+		echo = ics_link_held_offer(p, &again);
+		last = false;
 		if (!echo && tick && READ_ONCE(p->link.held_echo)) {
 			spin_lock_bh(&p->lock);
 			if (p->link.held_echo) {
-				p->link.held_echo--;
+				WRITE_ONCE(p->link.held_echo, p->link.held_echo - 1);
+				last = !p->link.held_echo;
 				echo = true;
 			}
 			spin_unlock_bh(&p->lock);
@@ -149,8 +168,17 @@ static void ics_pause_work(struct work_struct *w)
 		if (ics_live(READ_ONCE(p->state)) &&
 		    (echo || READ_ONCE(p->link.pause_sent) != ics_pause_word(in)))
 			ics_link_ack_send(p);
+		if (last) {
+			/* the last repeat went: the channels taken are told */
+			spin_lock_bh(&p->lock);
+			if (!p->link.held_echo)
+				p->link.told = 0;
+			spin_unlock_bh(&p->lock);
+		}
 	}
 	rcu_read_unlock();
+	if (again)	/* a budget ran out: the rest in another run */
+		queue_work(system_highpri_wq, w);
 }
 
 /*
@@ -172,8 +200,11 @@ bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh)
 	l->peer_paused = paused;
 	l->peer_pause_gen = gen;
 	l->peer_pause_known = true;
-	if (newly)
+	if (newly) {
 		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_TX_PAUSES], hweight16(newly));
+		/* its queue stops counting against the link's room (ics_room()) */
+		wake_up(&p->b->in->tx_wq[p->node_id]);
+	}
 	for (ch = 0; resumed && ch < ICS_CHANNELS; ch++)
 		if ((resumed & BIT(ch)) && !list_empty(&l->q[ch].pending))
 			return true;

@@ -21,8 +21,9 @@
  *                      unbind, whatever its state (down and left included);
  *                      a node that comes back from a new MAC keeps its peer.
  *   struct ics_msg     a message on a link's send side, from ics_send_msg()
- *                      until every frame is acknowledged or it fails; then its
- *                      sender is told, exactly once, and it is freed.
+ *                      until the peer's handler took it (every frame
+ *                      acknowledged, then an ACK says so) or it fails; then
+ *                      its sender is told, exactly once, and it is freed.
  *
  * Locks, outermost first:
  *   RTNL               bind/unbind, the netdev notifier
@@ -261,11 +262,13 @@ struct ics_link {
 	/*
 	 * Messages a handler refused, in order, per channel (link_rx.c); their
 	 * charge as the sender counts it; the channels with any (READ_ONCE
-	 * outside the lock); ACKs still to repeat after some were taken.
+	 * outside the lock); those whose held messages were all taken lately,
+	 * which ACKs tell; ACKs still to repeat after some were taken.
 	 */
 	struct sk_buff_head held[ICS_CHANNELS];
-	u32 held_bytes[ICS_CHANNELS];
+	u64 held_bytes[ICS_CHANNELS];
 	u16 rx_held;
+	u16 told;
 	u8 held_echo;
 	bool rx_busy;			/* a frame refused for memory: say BUSY */
 
@@ -340,7 +343,7 @@ struct ics_peer {
 #define ICS_COPYBREAK	ICS_BUNDLE_MSG_MAX
 
 struct ics_msg {
-	struct list_head list;		/* chanq.pending, then link.sent */
+	struct list_head list;		/* chanq.pending, link.sent, chanq.landed */
 	u8 channel;
 	u8 flags;			/* ICS_WF_* */
 	u8 node;			/* where it goes */
@@ -499,8 +502,8 @@ void ics_link_ack_send(struct ics_peer *p);
 void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
 void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);
-bool ics_link_held_offer(struct ics_peer *p);
-void ics_link_held_purge(struct ics_peer *p);
+bool ics_link_held_offer(struct ics_peer *p, bool *again);
+void ics_link_held_purge(struct ics_peer *p, bool untake);
 
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
@@ -572,6 +575,7 @@ static inline void ics_heard(struct ics_peer *p, u64 now)
 void ics_flow_init(struct ics_net *in);
 void ics_flow_exit(struct ics_net *in);
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
+void ics_pause_refused(struct ics_net *in, int word, unsigned int ch);
 bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
 
 /* The paused channels now, pause_gen << 16 | mask. */

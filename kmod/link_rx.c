@@ -19,9 +19,10 @@
  * every later one of that peer's on the channel, until the handler resumes
  * its channel (flow.c offers them again); until then our ACKs tell the
  * sender, by channel, the last message taken, and its messages held are
- * not done for it. A channel holds at most what an honest sender may have
- * unfinished on it (chan_queue_max and one message): past that, frames of
- * the channel are not taken, and the sender resends them later.
+ * not done for it. A channel holds at most what an honest sender may still
+ * send once it is paused (a receive window of frames and the rest of the
+ * message it had begun): past that, the channel's next message is not
+ * taken, and the sender resends it later.
  *
  * Everything runs under peer->lock, which also keeps deliveries in order.
  */
@@ -45,7 +46,7 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	l->rx_unacked = 0;
 	if (restart) {
 		/* a new incarnation's msg_ids start over: the old ones' held go */
-		ics_link_held_purge(p);
+		ics_link_held_purge(p, false);
 		l->rx_last_valid = 0;
 		l->rx_refuse = 0;
 	}
@@ -96,10 +97,13 @@ fail:
 }
 
 /* The most a channel holds for its handler from one peer: see above. */
-static u64 ics_held_max(void)
+static u64 ics_held_max(const struct ics_peer *p)
 {
-	return ics_chan_queue_max + ics_msg_cost(ICS_MSG_MAX);
+	return (u64)ICS_RX_WINDOW * ics_link_mtu(p) + ics_msg_cost(ICS_MSG_MAX);
 }
+
+/* Messages offered again per peer and run of pause_work: BHs are off meanwhile. */
+#define ICS_OFFER_BUDGET	64
 
 /*
  * @skb, message @msg_id of @channel, waits for the channel's handler: after
@@ -127,17 +131,19 @@ void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
 
 /*
  * Offer the held messages to their handlers again, in order, on every
- * channel not paused now, until one is refused; true if any was taken.
- * Process context, under rcu_read_lock() (flow.c).
+ * channel not paused now, until one is refused, at most ICS_OFFER_BUDGET
+ * of them (*@again set if some were left for another run); true if any
+ * was taken. Process context, under rcu_read_lock() (flow.c).
  */
-bool ics_link_held_offer(struct ics_peer *p)
+bool ics_link_held_offer(struct ics_peer *p, bool *again)
 {
 	unsigned long chans = READ_ONCE(p->link.rx_held);
 	struct ics_link *l = &p->link;
 	struct ics_net *in = p->b->in;
+	unsigned int budget = ICS_OFFER_BUDGET;
 	struct sk_buff *skb;
 	bool taken = false;
-	u64 cost;
+	u32 id, len;
 	int ch;
 
 	chans &= ~(unsigned long)(ics_pause_word(in) & 0xffff);
@@ -145,37 +151,62 @@ bool ics_link_held_offer(struct ics_peer *p)
 		return false;
 	spin_lock_bh(&p->lock);
 	for_each_set_bit(ch, &chans, ICS_CHANNELS) {
-		while ((skb = __skb_dequeue(&l->held[ch]))) {
-			cost = ics_msg_cost(skb->len);
+		while ((skb = skb_peek(&l->held[ch]))) {
+			if (!budget) {
+				*again = true;
+				break;
+			}
+			budget--;
+			/* the handler owns cb while it looks: what we keep there goes first */
+			id = ICS_RXCB(skb)->f.msg_id;
+			len = skb->len;
+			__skb_unlink(skb, &l->held[ch]);
 			if (ics_offer(p, ch, skb)) {
+				/* it must leave a message it refuses as it was */
+				WARN_ON_ONCE(skb->len != len);
+				ICS_RXCB(skb)->f.msg_id = id;
 				__skb_queue_head(&l->held[ch], skb);
 				break;
 			}
-			l->held_bytes[ch] -= cost;
+			l->held_bytes[ch] -= ics_msg_cost(len);
 			taken = true;
 		}
-		if (skb_queue_empty(&l->held[ch]))
+		if (skb_queue_empty(&l->held[ch])) {
 			WRITE_ONCE(l->rx_held, l->rx_held & ~BIT(ch));
+			l->told |= BIT(ch);	/* until the repeats went */
+		}
 	}
 	if (taken)
-		l->held_echo = 2;	/* repeated by the next heartbeats */
+		WRITE_ONCE(l->held_echo, 2);	/* repeated by the next heartbeats */
 	spin_unlock_bh(&p->lock);
 	return taken;
 }
 
-/* Drop every held message (the sender restarted, or we unbind); @p's lock or its end. */
-void ics_link_held_purge(struct ics_peer *p)
+/*
+ * Drop every held message: its sender restarted, went down, or we unbind;
+ * under @p's lock, or at its end. With @untake, the channel's last message
+ * taken is set back to the one before them: the sender failed them, and
+ * must not be told they were taken, nor have them counted as duplicates.
+ */
+void ics_link_held_purge(struct ics_peer *p, bool untake)
 {
 	struct ics_link *l = &p->link;
+	struct sk_buff *skb;
 	u32 n = 0;
 	int ch;
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		skb = skb_peek(&l->held[ch]);
+		if (!skb)
+			continue;
+		if (untake)
+			l->rx_last_msg[ch] = ICS_RXCB(skb)->f.msg_id - 1;
 		n += skb_queue_len(&l->held[ch]);
 		__skb_queue_purge(&l->held[ch]);
 		l->held_bytes[ch] = 0;
 	}
 	WRITE_ONCE(l->rx_held, 0);
+	l->told = 0;
 	if (n)
 		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_RX_HELD_DROPS], n);
 }
@@ -189,7 +220,8 @@ static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 	struct ics_frag f = ICS_RXCB(skb)->f;	/* reassembly reuses the cb */
 	struct ics_net *in = p->b->in;
 
-	if (p->link.held_bytes[f.channel] > ics_held_max()) {
+	/* a message begun is finished: only a new one waits */
+	if (!f.off && p->link.held_bytes[f.channel] > ics_held_max(p)) {
 		ics_count(in, ICS_STAT_RX_HELD_FULL);
 		kfree_skb(skb);
 		return false;
@@ -343,9 +375,10 @@ void ics_link_ack_send(struct ics_peer *p)
 	struct ics_wire_ack *w;
 	struct sk_buff *skb, *s;
 	u32 bits = 0, d, pause, len;
-	unsigned long held;
+	unsigned long held, told, all;
 	__be32 *taken;
 	bool busy;
+	u32 id;
 	int ch;
 
 	/* room for every channel's taken[]; the frame is cut to those held */
@@ -356,20 +389,30 @@ void ics_link_ack_send(struct ics_peer *p)
 
 	spin_lock_bh(&p->lock);
 	pause = ics_pause_word(p->b->in);
-	/* Without a session of the peer's, only to say a pause word (flow.c). */
-	if (!l->rx_sess && l->pause_sent == pause) {
+	/*
+	 * Without a session of the peer's, only to say a pause word (flow.c)
+	 * or what its handlers took (held, told).
+	 */
+	if (!l->rx_sess && l->pause_sent == pause && !l->rx_held && !l->told) {
 		spin_unlock_bh(&p->lock);
 		kfree_skb(skb);
 		return;
 	}
 	held = l->rx_held;
+	told = l->told & ~held;
 	busy = l->rx_busy;
 	l->rx_busy = false;
-	len = ICS_ACK_LEN + 4 * hweight16(held);
+	len = ICS_ACK_LEN + 4 * hweight16(held | told);
 	w = skb_put_zero(skb, len);
 	taken = w->taken;
-	for_each_set_bit(ch, &held, ICS_CHANNELS)
-		*taken++ = htonl(ICS_RXCB(skb_peek(&l->held[ch]))->f.msg_id - 1);
+	all = held | told;
+	for_each_set_bit(ch, &all, ICS_CHANNELS) {
+		if (held & BIT(ch))
+			id = ICS_RXCB(skb_peek(&l->held[ch]))->f.msg_id - 1;
+		else
+			id = l->rx_last_msg[ch];
+		*taken++ = htonl(id);
+	}
 	a.ack_sess = l->rx_sess;
 	a.ack = l->rx_sess ? l->rcv_nxt - 1 : 0;
 	skb_queue_walk(&l->ooo, s) {
@@ -387,6 +430,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	w->window = htons(ICS_RX_WINDOW);
 	w->sack_bits = htons(bits);
 	w->held = htons(held);
+	w->told = htons(told);
 	w->flags = busy ? ICS_ACK_BUSY : 0;
 	ics_pause_put(pause, &w->paused, &w->pause_gen);
 	hdr = (struct ics_wire_hdr *)skb_network_header(skb);

@@ -224,10 +224,13 @@ static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
 }
 
 /*
- * Every message on the link to @out, and a new session for the next ones:
- * those landed too, whose taking the peer can no longer tell us.
+ * Every message on the link to @out, and a new session for the next ones;
+ * with @landed those landed too: the peer went down, restarted or we
+ * unbind, and it can no longer tell us it took them. A link that only
+ * timed out keeps them: the peer holds them whole, and may still take them.
  */
-static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_head *out)
+static void ics_fail_locked(struct ics_net *in, struct ics_link *l, bool landed,
+			    struct list_head *out)
 {
 	struct ics_msg *m, *tmp;
 	int ch;
@@ -238,6 +241,8 @@ static void ics_fail_locked(struct ics_net *in, struct ics_link *l, struct list_
 	}
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
 		list_for_each_entry_safe(m, tmp, &l->q[ch].landed, list) {
+			if (!landed)
+				break;
 			ics_msg_retire(l, m, out);
 			l->msgs_failed++;
 		}
@@ -1248,19 +1253,24 @@ static void ics_sack(struct ics_peer *p, u32 ack, const struct ics_wire_ack *w, 
 }
 
 /*
- * An ACK frame said which landed messages its sender's handlers took: on
- * the channels not in @held every one (each landed by an ACK not newer
- * than this one), on the others those up to @taken[channel]. Done.
+ * An ACK frame @w said which landed messages its sender's handlers took:
+ * on the channels in held or told those up to @taken[channel], whatever
+ * the ACK's session (ids are the incarnation's); on the others, if the ACK
+ * is of our session and not older than those that landed them (@ours),
+ * every one. Done.
  */
-static void ics_landed(struct ics_link *l, unsigned long held, const u32 *taken,
-		       struct list_head *done)
+static void ics_landed(struct ics_link *l, const struct ics_wire_ack *w, const u32 *taken,
+		       bool ours, struct list_head *done)
 {
+	unsigned long said = ntohs(w->held) | ntohs(w->told);
 	struct ics_msg *m, *tmp;
 	int ch;
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		if (!(said & BIT(ch)) && !ours)
+			continue;
 		list_for_each_entry_safe(m, tmp, &l->q[ch].landed, list) {
-			if ((held & BIT(ch)) && ics_before(taken[ch], m->msg_id))
+			if ((said & BIT(ch)) && ics_before(taken[ch], m->msg_id))
 				break;
 			ics_msg_retire(l, m, done);
 			l->msgs_done++;
@@ -1286,6 +1296,8 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 	/* Only acks for our session, within what we sent, count. */
 	if (!l->tx_sess || ack_sess != l->tx_sess || ics_before(ack + 1, l->snd_una) ||
 	    !ics_before(ack, l->snd_nxt)) {
+		if (w)	/* what its handlers took counts anyway */
+			ics_landed(l, w, taken, false, &done);
 		if (resumed)
 			ics_push_locked(p);
 		goto out;
@@ -1297,7 +1309,7 @@ void ics_link_ack_rcv(struct ics_peer *p, u32 ack_sess, u32 ack,
 		l->progress = jiffies;
 	if (w) {
 		ics_sack(p, ack, w, arrived);
-		ics_landed(l, ntohs(w->held), taken, &done);
+		ics_landed(l, w, taken, true, &done);
 	}
 	ics_push_after_ack(p);
 out:
@@ -1339,7 +1351,7 @@ void ics_link_fail_take(struct ics_peer *p, struct list_head *out)
 	struct ics_link *l = &p->link;
 
 	spin_lock_bh(&l->tx_lock);
-	ics_fail_locked(p->b->in, l, out);
+	ics_fail_locked(p->b->in, l, true, out);
 	spin_unlock_bh(&l->tx_lock);
 }
 
@@ -1367,7 +1379,7 @@ void ics_rtx_timer(struct timer_list *t)
 	if (!ics_inflight(l))
 		goto out;
 	if (time_after(jiffies, l->progress + msecs_to_jiffies(ics_link_timeout_ms))) {
-		ics_fail_locked(p->b->in, l, &out);
+		ics_fail_locked(p->b->in, l, false, &out);
 		goto out;
 	}
 	if (l->reorder) {
@@ -1420,5 +1432,5 @@ void ics_link_destroy(struct ics_peer *p)
 	timer_shutdown_sync(&p->link.ack_timer);
 	ics_link_fail(p, -ENETDOWN);
 	skb_queue_purge(&p->link.ooo);
-	ics_link_held_purge(p);
+	ics_link_held_purge(p, false);
 }

@@ -203,23 +203,31 @@ int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
 {
 	struct ics_net *in = p->b->in;
 	struct ics_handler *h = rcu_dereference(in->handlers[channel]);
+	int word, ret;
 
 	if (!h) {
 		ics_stat_inc(in->stats->chan[channel].rx_unclaimed);
 		consume_skb(skb);
 		return 0;
 	}
-	return h->rcv(h, in->net, p->node_id, channel, skb) ? -EAGAIN : 0;
+	word = atomic_read(&in->pause);
+	ret = h->rcv(h, in->net, p->node_id, channel, skb);
+	if (!ret)
+		return 0;
+	WARN_ONCE(ret != -EAGAIN, "ics: channel %u handler returned %d\n", channel, ret);
+	/* A refusal pauses the channel, unless the handler acted since. */
+	ics_pause_refused(in, word, channel);
+	return -EAGAIN;
 }
 
 /*
  * The taken[] of the ACK @skb (header pulled) by channel, for the channels
- * in w->held: false unless there is exactly one per held channel.
+ * in w->held | w->told: false unless there is exactly one for each.
  */
 static bool ics_ack_taken(const struct sk_buff *skb, const struct ics_wire_ack *w,
 			  u32 *taken)
 {
-	unsigned long held = ntohs(w->held);
+	unsigned long held = ntohs(w->held) | ntohs(w->told);
 	u32 off = ICS_ACK_LEN;
 	__be32 v;
 	int ch;
@@ -380,7 +388,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		}
 	}
 	if (ack_sess || w)	/* an ACK without one still has a pause word */
-		ics_link_ack_rcv(p, ack_sess, ack, w, taken);
+		ics_link_ack_rcv(p, ack_sess, ack, w, w ? taken : NULL);
 
 	switch (type) {
 	case ICS_FT_DATA:

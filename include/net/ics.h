@@ -18,17 +18,21 @@
  * @rcv: called for every whole message on the channel, in softirq context
  *	(or with bottom halves disabled) under rcu_read_lock() and the sending
  *	peer's lock: one message at a time per peer, in the order the peer sent
- *	them (different peers' messages may arrive on several CPUs at once).
+ *	them on the channel (different peers' messages may arrive on several
+ *	CPUs at once; held messages, below, let other channels' pass).
  *	@skb holds exactly the message (skb->len bytes, possibly non-linear and
  *	with a frag_list: read it with skb_copy_bits() or skb_header_pointer()).
  *	It must not sleep; defer work to a workqueue. Returns 0 when the
  *	handler took @skb (it owns it, skb->cb included, and must free it), or
- *	-EAGAIN to refuse it for now: @skb stays ics's, the channel is paused
- *	as by ics_channel_pause(), and ics holds this message and every later
- *	one from that peer on the channel until the handler resumes the channel;
- *	then it offers them again, in order, before anything newer. A sender's
- *	message is done only once a handler took it (or it arrived when no
- *	handler was registered: then it is counted as unclaimed).
+ *	-EAGAIN to refuse it for now: @skb stays ics's and must be left as it
+ *	came (cb included), the channel is paused as by ics_channel_pause()
+ *	(unless the handler paused or resumed it meanwhile), and ics holds
+ *	this message and every later one from that peer on the channel until
+ *	the handler resumes the channel; then it offers them again, in order,
+ *	before anything newer. A sender's message is done only once a handler
+ *	took it (or it arrived when no handler was registered: then it is
+ *	counted as unclaimed). Messages held from a node that goes down are
+ *	dropped (its sender fails them): none comes after its down event.
  *
  * Embed it in your own structure and use container_of() in @rcv.
  */
@@ -47,9 +51,10 @@ struct ics_handler {
  *	with 0 once the peer's handler took the message (struct
  *	ics_handler), or with -ETIMEDOUT (the link made no progress for
  *	link_timeout_ms), -ECONNRESET (the peer restarted), -EHOSTDOWN (the
- *	peer went down or left) or -ENETDOWN (we unbound). A failed message may still have been delivered if only its
- *	acknowledgement was lost. Runs in softirq or process context (at
- *	unbind: under RTNL) with no ics lock held; it must not sleep.
+ *	peer went down or left) or -ENETDOWN (we unbound). A failed message
+ *	may still have been delivered if only its acknowledgement was lost.
+ *	Runs in softirq or process context (at unbind: under RTNL) with no
+ *	ics lock held; it must not sleep.
  * @ctx: passed to @done
  */
 struct ics_send_args {

@@ -387,9 +387,11 @@ struct ics_wire_brec {
  * A message is done for its sender only once the receiver's handler took
  * it. Every message in the frames up to ack was taken, except on the
  * channels in held: there the receiver holds messages its handler refused
- * (they wait for it), and taken[] says, for each such channel in turn from
- * the lowest, the last msg_id taken before them; the frame is then
- * sizeof(struct ics_wire_ack) + 4 bytes per bit of held long.
+ * (they wait for it). For each channel in held or told, from the lowest,
+ * taken[] gives the last msg_id taken there (before those held): every
+ * message of the channel up to it was taken, whatever the session. The
+ * frame is sizeof(struct ics_wire_ack) + 4 bytes per bit set in
+ * held | told long.
  */
 #define ICS_SACK_BITS	512
 /*
@@ -403,10 +405,11 @@ struct ics_wire_ack {
 	__be16	paused;		/* ICS_PAUSE: channels the sender must hold */
 	__be16	pause_gen;	/* ICS_PAUSE: + 1 at every change of paused */
 	__be16	held;		/* channels with messages waiting for their handler */
-	__u8	flags;		/* ICS_ACK_* */
-	__u8	reserved;	/* 0 */
+	__be16	told;		/* channels whose held messages were taken lately */
+	__u8	flags;		/* ICS_ACK_*; unknown bits are ignored */
+	__u8	reserved[3];	/* 0 */
 	__u8	sack[ICS_SACK_BITS / 8];
-	__be32	taken[];	/* one per bit of held */
+	__be32	taken[];	/* one per bit of held | told */
 };
 
 /*
