@@ -23,7 +23,7 @@ SIZES="0 1 100 1464 1465 5000 65536 1048576"
 ics_init
 : "${ICS_ECHO_KO:=$(dirname "$ICS_KO")/../selftests/ics_echo/ics_echo.ko}"
 [ -r "$ICS_ECHO_KO" ] || ics_skip_all "ics_echo.ko not found: $ICS_ECHO_KO (make modules)"
-ktap_set_plan 8
+ktap_set_plan 9
 
 echo_loaded() { grep -q '^ics_echo ' /proc/modules; }
 
@@ -94,6 +94,35 @@ echo_paused()
 	return $rc
 }
 
+# A client that refuses (rcv() returns -EAGAIN past refuse_at messages
+# queued) without pausing: ics holds what it refused, pauses the channel
+# for it, and once the client resumes offers it every held message, in
+# order. Every message node 1 sent is echoed, once, and done for it; none
+# failed, and nothing stays held.
+echo_refused()
+{
+	local p=/sys/module/ics_echo/parameters n=300 bit rc=0 e0 h0 d0 f0
+	bit=$((1 << $(ch_id CLSM)))
+	e0=$(chan_get "$NS_A" CFSR rx msgs)
+	h0=$(stat_get "$NS_B" rx_held)
+	d0=$(link_get "$NS_A" 2 msgs_done)
+	f0=$(link_get "$NS_A" 2 msgs_failed)
+	echo 16 > $p/refuse_at && echo Y > $p/hold || return 1
+	ics_send "$NS_A" 1 2 CLSM 1000 $n || rc=1
+	wait_eq 30 $bit "channels node 2 paused, as node 1 sees it: CLSM, by ics" \
+		link_get "$NS_A" 2 peer_paused || rc=1
+	wait_eq 30 0 "frames in flight to node 2" link_get "$NS_A" 2 inflight || rc=1
+	echo "# node 2 held $(($(stat_get "$NS_B" rx_held) - h0)) refused messages"
+	[ "$(stat_get "$NS_B" rx_held)" -gt "$h0" ] || { fail "node 2 held nothing"; rc=1; }
+	echo N > $p/hold
+	wait_eq 60 $((e0 + n)) "echoes received by node 1" chan_get "$NS_A" CFSR rx msgs || rc=1
+	wait_eq 30 $((d0 + n)) "CLSM messages done for node 1" link_get "$NS_A" 2 msgs_done || rc=1
+	assert_eq "messages failed for node 1" "$f0" "$(link_get "$NS_A" 2 msgs_failed)" || rc=1
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused || rc=1
+	echo 0 > $p/refuse_at
+	return $rc
+}
+
 # A netns created after the client loaded gets its handler too (registered
 # at netns creation, before any bind: icstat needs a bound instance to
 # report, so bind it), and one deleted under it goes cleanly (the client's
@@ -150,6 +179,7 @@ ics_case "a client module registers a handler in every netns; ics is pinned" reg
 	ics_bail "client did not register"
 ics_case "handler gets whole messages; ics_send() from a worker echoes the same bytes" echo_roundtrip
 ics_case "a client that falls behind pauses its channel; another handler's call is ignored" echo_paused
+ics_case "a client that refuses without pausing: ics holds, pauses, offers again; all done" echo_refused
 ics_case "a netns created under the client gets its handler and is deleted cleanly" netns_lifecycle
 ics_case "the membership notifier sees node 2 leave and come back, in order, and may query" notifier
 ics_case "after unregistering, the channel's messages are counted unclaimed" unregister

@@ -10,7 +10,10 @@
  * them down to a quarter of that; `hold` stops the worker (it looks again
  * every 20 ms), as a client that falls behind. Each pause also asks, with
  * the same handler, to pause tx_channel, where it is not registered: ics
- * must ignore that call.
+ * must ignore that call. Past `refuse_at` messages waiting it refuses more
+ * (rcv() returns -EAGAIN) without pausing, which ics then does for it; it
+ * resumes once the worker brought them down to a quarter of that, and ics
+ * offers it what it held meanwhile.
  * It also listens to membership events (ics_register_notifier()) and logs
  * each, with what ics_member_state() and ics_has_quorum() say at the time:
  *   ics_echo: node N sees node M: OLD -> NEW (REASON), state now S, quorum Q
@@ -37,6 +40,11 @@ static unsigned int pause_at;
 module_param(pause_at, uint, 0644);
 MODULE_PARM_DESC(pause_at, "pause rx_channel past this many messages queued (default 0: never)");
 
+static unsigned int refuse_at;
+module_param(refuse_at, uint, 0644);
+MODULE_PARM_DESC(refuse_at,
+		 "refuse messages past this many queued, without pausing (default 0: never)");
+
 static bool hold;
 module_param(hold, bool, 0644);
 MODULE_PARM_DESC(hold, "hold received messages, do not echo them (default no)");
@@ -48,6 +56,7 @@ struct echo_net {
 	struct sk_buff_head queue;	/* received, waiting for the worker */
 	struct delayed_work work;
 	bool paused;			/* queue.lock */
+	bool refused;			/* queue.lock: a message since the last resume */
 };
 
 static unsigned int echo_net_id;
@@ -70,16 +79,29 @@ static void echo_flow(struct echo_net *en)
 		en->paused = false;
 		ics_channel_pause(en->net, rx_channel, &en->h, false);
 	}
+	/* ics paused the channel when we refused: resume it once there is room */
+	at = READ_ONCE(refuse_at);
+	if (en->refused && n <= at / 4) {
+		en->refused = false;
+		ics_channel_pause(en->net, rx_channel, &en->h, false);
+	}
 }
 
 static int echo_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
 		    struct sk_buff *skb)
 {
 	struct echo_net *en = container_of(h, struct echo_net, h);
+	unsigned int at = READ_ONCE(refuse_at);
 	unsigned long flags;
 
-	*(u8 *)skb->cb = src;
 	spin_lock_irqsave(&en->queue.lock, flags);
+	if (at && skb_queue_len(&en->queue) >= at) {
+		/* not now, and the skb untouched: ics holds it and pauses for us */
+		en->refused = true;
+		spin_unlock_irqrestore(&en->queue.lock, flags);
+		return -EAGAIN;
+	}
+	*(u8 *)skb->cb = src;
 	__skb_queue_tail(&en->queue, skb);
 	echo_flow(en);
 	spin_unlock_irqrestore(&en->queue.lock, flags);
