@@ -850,7 +850,7 @@ struct ics_dev_stats {
 	__u64	tx_failed;	/* reported failed (last_error says why) */
 	__u64	rx_msgs;	/* messages read */
 	__u64	rx_bytes;
-	__u64	rx_dropped;	/* arrived with the read queue full */
+	__u64	rx_dropped;	/* 0: a full queue refuses, ics holds the message */
 	__s32	last_error;	/* -errno of the last failed message, or 0 */
 	__u32	rx_queued;	/* messages waiting to be read */
 };
