@@ -88,35 +88,41 @@ static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_re
 }
 
 /*
- * May a message whose fragment @skb comes first begin (see above)? For a
- * large one, its reservation is taken into *@resv.
+ * May a message whose fragment @skb comes first begin (see above)? 0, or
+ * -EAGAIN: not now (refused, the sender resends it), or -EINVAL: a large
+ * message begun anywhere but at its start, as no sender does (taken and
+ * dropped). For a large one, its reservation is taken into *@resv.
  */
-static bool ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct ics_frag *f,
-			    const struct sk_buff *skb, unsigned long *resv)
+static int ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct ics_frag *f,
+			   const struct sk_buff *skb, unsigned long *resv)
 {
 	unsigned long est, held;
 
 	*resv = 0;
 	if (f->msg_len <= ICS_LARGE_MSG)
-		return true;
+		return 0;
+	if (f->off)
+		return -EINVAL;
 	if (p->reasm_large)
-		return false;
+		return -EAGAIN;
 	est = min_t(u64, (u64)DIV_ROUND_UP(f->msg_len, max(skb->len, 1U)) * skb->truesize,
 		    ics_reasm_cap(f->msg_len));
 	held = atomic_long_fetch_add(est, &b->reasm_large);
 	if (held && held + est > ics_reasm_mem_max) {
 		atomic_long_sub(est, &b->reasm_large);
-		return false;
+		return -EAGAIN;
 	}
 	*resv = est;
-	return true;
+	return 0;
 }
 
+/* @f's partial message, or a new one: ERR_PTR -EAGAIN (not now), -EINVAL (broken). */
 static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 					const struct ics_frag *f, const struct sk_buff *skb)
 {
 	unsigned long resv;
 	struct ics_reasm *r;
+	int err;
 
 	list_for_each_entry(r, &p->reasm, list)
 		if (r->msg_id == f->msg_id && r->channel == f->channel)
@@ -127,12 +133,13 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 		ics_reasm_free(b, p, list_first_entry(&p->reasm, struct ics_reasm, list));
 		ics_count(b->in, ICS_STAT_REASM_EVICTED);
 	}
-	if (!ics_reasm_admit(b, p, f, skb, &resv))
-		return NULL;
+	err = ics_reasm_admit(b, p, f, skb, &resv);
+	if (err)
+		return ERR_PTR(err);
 	r = kzalloc(sizeof(*r), GFP_ATOMIC);
 	if (!r) {
 		atomic_long_sub(resv, &b->reasm_large);
-		return NULL;
+		return ERR_PTR(-EAGAIN);
 	}
 	if (f->msg_len > ICS_LARGE_MSG) {
 		r->large = true;
@@ -198,11 +205,29 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	/* A fragment must not bring its own frag_list into ours. */
 	if (skb_has_frag_list(skb) && skb_linearize(skb))
 		goto nomem;
+	/*
+	 * A fragment in a buffer far larger than itself (a small frame in a
+	 * page) is copied into one of its size, so that what a partial
+	 * message holds follows its length (ics_reasm_cap()).
+	 */
+	if (skb->truesize > 3 * SKB_TRUESIZE(skb->len)) {
+		struct sk_buff *c = alloc_skb(skb->len, GFP_ATOMIC);
+
+		if (!c)
+			goto nomem;
+		skb_copy_bits(skb, 0, skb_put(c, skb->len), skb->len);
+		consume_skb(skb);
+		skb = c;
+	}
 	ICS_CB(skb)->off = f->off;
 
 	r = ics_reasm_find(b, p, f, skb);
-	if (!r)
-		goto nomem;
+	if (IS_ERR(r)) {
+		if (PTR_ERR(r) == -EAGAIN)
+			goto nomem;
+		ics_count(in, ICS_STAT_RX_BAD_FRAG);
+		goto drop;
+	}
 	if (r->msg_len != f->msg_len || r->flags != f->flags) {
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		goto drop;
