@@ -79,24 +79,30 @@ static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
 }
 
 /*
- * A handler refused a message on @ch with its channel not paused: pause it
- * on its behalf, unless the pause word changed since @word, read before
- * the refusal (the handler may have resumed in between: it has room again,
- * and the held message is offered once more instead, ics_hold()).
+ * A handler refused a message on @ch: pause the channel on its behalf,
+ * unless it was paused already; and if the handler asked to resume since
+ * @resumes was read, before the refusal (it has room again, and the held
+ * message is offered once more, ics_hold()), resume it again. A resume
+ * counts before it clears the bit, and we set the bit before we look at
+ * the count: either we see the resume and undo our pause, or the resume
+ * comes after our pause and clears it.
  */
-void ics_pause_refused(struct ics_net *in, int word, unsigned int ch)
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes)
 {
-	int new;
-
-	if (word & BIT(ch))
+	if (!ics_pause_set(in, ch, true))
 		return;
-	new = (int)(((u32)word + ICS_PAUSE_GEN_ONE) | BIT(ch));
-	if (atomic_try_cmpxchg(&in->pause, &word, new))
-		ics_count(in, ICS_STAT_RX_PAUSES);
+	ics_count(in, ICS_STAT_RX_PAUSES);
+	smp_mb__after_atomic();		/* the bit before the count, see above */
+	if (atomic_read(&in->resumes[ch]) != resumes)
+		__ics_channel_pause(in, ch, false);
 }
 
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
 {
+	if (!pause) {
+		atomic_inc(&in->resumes[ch]);
+		smp_mb__after_atomic();	/* the count before the bit */
+	}
 	if (!ics_pause_set(in, ch, pause))
 		return;
 	if (pause)

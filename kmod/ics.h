@@ -144,6 +144,7 @@ struct ics_net {
 
 	/* flow control (flow.c) */
 	atomic_t pause;			/* pause_gen << 16 | bit per paused channel */
+	atomic_t resumes[ICS_CHANNELS];	/* resume calls per channel (flow.c) */
 	/* tells the peers of a resume, offers held messages again (flow.c) */
 	struct work_struct pause_work;
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
@@ -505,7 +506,7 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
 void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);
 bool ics_link_held_offer(struct ics_peer *p, bool *again);
-void ics_link_held_purge(struct ics_peer *p, bool untake);
+void ics_link_held_purge(struct ics_peer *p);
 
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
@@ -577,7 +578,7 @@ static inline void ics_heard(struct ics_peer *p, u64 now)
 void ics_flow_init(struct ics_net *in);
 void ics_flow_exit(struct ics_net *in);
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
-void ics_pause_refused(struct ics_net *in, int word, unsigned int ch);
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes);
 bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
 
 /* The paused channels now, pause_gen << 16 | mask. */

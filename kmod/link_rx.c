@@ -46,7 +46,7 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	l->rx_unacked = 0;
 	if (restart) {
 		/* a new incarnation's msg_ids start over: the old ones' held go */
-		ics_link_held_purge(p, false);
+		ics_link_held_purge(p);
 		l->rx_last_valid = 0;
 		l->rx_refuse = 0;
 	}
@@ -183,24 +183,16 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 }
 
 /*
- * Drop every held message: its sender restarted, went down, or we unbind;
- * under @p's lock, or at its end. With @untake, the channel's last message
- * taken is set back to the one before them: the sender failed them, and
- * must not be told they were taken, nor have them counted as duplicates.
+ * Drop every held message: its sender restarted or left (its message ids
+ * start over), or we unbind; under @p's lock, or at its end.
  */
-void ics_link_held_purge(struct ics_peer *p, bool untake)
+void ics_link_held_purge(struct ics_peer *p)
 {
 	struct ics_link *l = &p->link;
-	struct sk_buff *skb;
 	u32 n = 0;
 	int ch;
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
-		skb = skb_peek(&l->held[ch]);
-		if (!skb)
-			continue;
-		if (untake)
-			l->rx_last_msg[ch] = ICS_RXCB(skb)->f.msg_id - 1;
 		n += skb_queue_len(&l->held[ch]);
 		__skb_queue_purge(&l->held[ch]);
 		l->held_bytes[ch] = 0;

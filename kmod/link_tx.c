@@ -1432,5 +1432,5 @@ void ics_link_destroy(struct ics_peer *p)
 	timer_shutdown_sync(&p->link.ack_timer);
 	ics_link_fail(p, -ENETDOWN);
 	skb_queue_purge(&p->link.ooo);
-	ics_link_held_purge(p, false);
+	ics_link_held_purge(p);
 }

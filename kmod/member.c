@@ -197,11 +197,12 @@ static void ics_view_changed(struct ics_net *in, struct ics_bind *b, struct ics_
 /*
  * @p enters @state for @reason (member_lock held). The receive side of its
  * link changes under its lock at the same time: a node that is not alive
- * any more loses its partial messages, out-of-order frames and the
- * messages held for our handlers (no message of a node comes after its
- * down event; it fails them), and its session is refused (it must start a
- * new one, see link_rx.c); one that left also loses the ids of the
- * messages it delivered, as its next incarnation numbers from 1. Its send
+ * any more loses its partial messages and out-of-order frames, and its
+ * session is refused (it must start a new one, see link_rx.c); one that
+ * left also loses the ids of the messages it delivered and those held for
+ * our handlers, as its next incarnation numbers from 1. Held messages of
+ * a node that is only down stay: it may not have declared us down, and
+ * would take the next ACK's word that they were taken. Its send
  * side's messages go onto @fail, for the caller to report (EHOSTDOWN) once
  * every lock is dropped.
  */
@@ -226,7 +227,6 @@ static void ics_member_set(struct ics_net *in, struct ics_peer *p, u8 state, u8 
 	if (!ics_live(state) && ics_live(ev.old_state)) {
 		sess = p->link.rx_sess;
 		__ics_link_rx_reset(p, state == ICS_MEMBER_LEFT);
-		ics_link_held_purge(p, true);
 		if (state == ICS_MEMBER_DOWN && sess)
 			p->link.rx_refuse = sess;
 	}

@@ -203,20 +203,20 @@ int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
 {
 	struct ics_net *in = p->b->in;
 	struct ics_handler *h = rcu_dereference(in->handlers[channel]);
-	int word, ret;
+	int resumes, ret;
 
 	if (!h) {
 		ics_stat_inc(in->stats->chan[channel].rx_unclaimed);
 		consume_skb(skb);
 		return 0;
 	}
-	word = atomic_read(&in->pause);
+	resumes = atomic_read(&in->resumes[channel]);
 	ret = h->rcv(h, in->net, p->node_id, channel, skb);
 	if (!ret)
 		return 0;
 	WARN_ONCE(ret != -EAGAIN, "ics: channel %u handler returned %d\n", channel, ret);
-	/* A refusal pauses the channel, unless the handler acted since. */
-	ics_pause_refused(in, word, channel);
+	/* A refusal pauses the channel, unless the handler resumed since. */
+	ics_pause_refused(in, channel, resumes);
 	return -EAGAIN;
 }
 

@@ -31,8 +31,9 @@
  *	the handler resumes the channel; then it offers them again, in order,
  *	before anything newer. A sender's message is done only once a handler
  *	took it (or it arrived when no handler was registered: then it is
- *	counted as unclaimed). Messages held from a node that goes down are
- *	dropped (its sender fails them): none comes after its down event.
+ *	counted as unclaimed). Messages held from a node stay held when it is
+ *	declared down (it may not have declared us down, and still count on
+ *	them): they may be offered after its down event.
  *
  * Embed it in your own structure and use container_of() in @rcv.
  */
