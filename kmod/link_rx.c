@@ -121,9 +121,9 @@ void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
 	WRITE_ONCE(l->rx_held, l->rx_held | BIT(channel));
 	ics_count(in, ICS_STAT_RX_HELD);
 	/*
-	 * A handler refuses with its channel paused; if it is not, it was
-	 * resumed after the refusal and before this (or by a handler that
-	 * does not pause: then once a heartbeat, ics_member_tick()).
+	 * A refusal leaves the channel paused (ics_offer()); if it is not, it
+	 * was resumed since, and what is held is offered again now (and once
+	 * a heartbeat, ics_timer(), while anything is held).
 	 */
 	if (!(ics_pause_word(in) & BIT(channel)))
 		queue_work(system_highpri_wq, &in->pause_work);
