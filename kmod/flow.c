@@ -38,9 +38,12 @@
  * channel's queue does not count against the link's room for the other
  * channels (ics_room()).
  *
- * Only the channel's registered handler pauses or resumes its channel;
- * ics_unregister_handler() resumes it once no call of the handler can be
- * in flight, under reg_lock, so the next handler starts unpaused.
+ * Only the channel's registered handler pauses or resumes its channel, or
+ * ics on its behalf when it refuses a message (ics_pause_refused(); the
+ * message is held, link_rx.c, and offered again from pause_work once the
+ * channel resumes); ics_unregister_handler() resumes it once no call of
+ * the handler can be in flight, under reg_lock, so the next handler starts
+ * unpaused.
  */
 #include <linux/export.h>
 
