@@ -184,17 +184,26 @@ def cmd_errors(peer, unknown):
     expect("non-blocking read, nothing queued", errno.EAGAIN, os.read, fd, 100)
 
 
+def errno_of(call):
+    """0 if CALL() returns, else the errno of the OSError it raises."""
+    try:
+        call()
+        return 0
+    except OSError as e:
+        return e.errno
+
+
+def want_errno(what, want, got):
+    """Fail unless GOT is errno WANT (0: success); WHAT names the call."""
+    if got != want:
+        fail("%s: want %s, got %s" % (what, errno.errorcode.get(want, "success"),
+                                      errno.errorcode.get(got, "success")))
+
+
 def cmd_bind(ch, want):
     fd = dev()
-    try:
-        bind(fd, ch)
-        got = 0
-    except OSError as e:
-        got = e.errno
-    if got != want:
-        fail("bind channel %d as uid %d: want %s, got %s" %
-             (ch, os.getuid(), errno.errorcode.get(want, "success"),
-              errno.errorcode.get(got, "success")))
+    want_errno("bind channel %d as uid %d" % (ch, os.getuid()), want,
+               errno_of(lambda: bind(fd, ch)))
 
 
 def poll_mask(fd):
@@ -626,15 +635,8 @@ def cmd_rcvbuf(value, want):
     """ICS_IOC_SET_RCVBUF to VALUE on a file bound to TEST: errno WANT (0: success)."""
     fd = dev()
     bind(fd, ICS_CH_TEST)
-    try:
-        fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", value))
-        got = 0
-    except OSError as e:
-        got = e.errno
-    if got != want:
-        fail("rcvbuf %d as uid %d: want %s, got %s" %
-             (value, os.getuid(), errno.errorcode.get(want, "success"),
-              errno.errorcode.get(got, "success")))
+    want_errno("rcvbuf %d as uid %d" % (value, os.getuid()), want,
+               errno_of(lambda: fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", value))))
 
 
 def cmd_passfd(opener, ch, want):
@@ -654,26 +656,16 @@ def cmd_passfd(opener, ch, want):
             socket.send_fds(b, [b"x"], [fd])
             os._exit(0)
         fd = socket.recv_fds(b, 1, 1)[1][0]
-        try:
-            bind(fd, ch)
-            os._exit(0)
-        except OSError as e:
-            os._exit(e.errno)
+        os._exit(errno_of(lambda: bind(fd, ch)))
     if opener == "nobody":
         fd = socket.recv_fds(a, 1, 1)[1][0]
         os.waitpid(pid, 0)
-        try:
-            bind(fd, ch)
-            got = 0
-        except OSError as e:
-            got = e.errno
+        got = errno_of(lambda: bind(fd, ch))
     else:
         fd = dev()
         socket.send_fds(a, [b"x"], [fd])
         got = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    if got != want:
-        fail("opened by %s, bound by the other: channel %d: want %s, got %s" %
-             (opener, ch, errno.errorcode.get(want, "success"), errno.errorcode.get(got, got)))
+    want_errno("opened by %s, bound by the other: channel %d" % (opener, ch), want, got)
 
 
 def read_data(fd, peer, n, sizes):
