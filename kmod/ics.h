@@ -164,10 +164,9 @@ struct ics_bind {
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
 	/*
 	 * member_lock: the least lateness (lag, member.c) of the heartbeats
-	 * taken since the last tick, of peers with a whole window's baseline
-	 * and of the others (U32_MAX: none); the tick before's, 0 if none
+	 * taken since the last tick, and in the tick before; U32_MAX: none
 	 */
-	u32 lag_us, lag_new_us, lag_prev_us;
+	u32 lag_us, lag_prev_us;
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -305,7 +304,6 @@ struct ics_peer {
 	u32 hb_seq;			/* its last periodic heartbeat's number */
 	u32 hb_rtt_us;
 	u32 hb_off_us, hb_off_prev;	/* least (our clock - its ts_us): window, last */
-	bool hb_off_full;		/* a whole window went by since the first */
 	unsigned long hb_off_stamp;	/* jiffies when it was taken; 0: none */
 	u32 echo_ts_us;			/* its last heartbeat's clock */
 	u64 echo_rx_ns;			/* when that heartbeat arrived */

@@ -327,9 +327,7 @@ static void ics_hello_rtt(struct ics_bind *b, struct ics_peer *p, const struct i
  * three of its intervals, the current and the last, so that the clocks'
  * drift does not add up and a new window never starts from a late sample
  * alone. Our own backlog delays every peer's heartbeat: the tick takes the
- * least lag of the peers heard, so one slow sender does not count; of
- * those whose baseline spans a whole window, unless none was heard (one
- * that just started, maybe while we were behind, says 0 for a while).
+ * least lag of the peers heard, so one slow sender does not count.
  */
 static void ics_hello_lag(struct ics_bind *b, struct ics_peer *p, u32 ts_us, u64 now)
 {
@@ -340,23 +338,17 @@ static void ics_hello_lag(struct ics_bind *b, struct ics_peer *p, u32 ts_us, u64
 		p->hb_off_us = off;
 		p->hb_off_prev = off;
 		p->hb_off_stamp = jiffies ?: 1;
-		p->hb_off_full = false;
 	} else if (time_after(jiffies, p->hb_off_stamp + win)) {
 		p->hb_off_prev = p->hb_off_us;
 		p->hb_off_us = off;
 		p->hb_off_stamp = jiffies ?: 1;
-		p->hb_off_full = true;
 	} else if ((s32)(off - p->hb_off_us) < 0) {
 		p->hb_off_us = off;
 	}
 	base = (s32)(p->hb_off_prev - p->hb_off_us) < 0 ? p->hb_off_prev : p->hb_off_us;
 	late = off - base;
-	if (late >= ICS_RTT_MAX_US)
-		return;
-	if (p->hb_off_full)
+	if (late < ICS_RTT_MAX_US)
 		b->lag_us = min(b->lag_us, late);
-	else
-		b->lag_new_us = min(b->lag_new_us, late);
 }
 
 /* Fields rx.c could not check; reserved ones are ignored, for later versions. */
@@ -514,11 +506,10 @@ static bool ics_rx_behind(struct ics_bind *b, unsigned long late_j)
 {
 	u32 ms = max(READ_ONCE(b->in->hb_ms) / 4, 20U);
 
-	u32 lag = b->lag_us != U32_MAX ? b->lag_us : b->lag_new_us;
+	u32 lag = b->lag_us != U32_MAX ? b->lag_us : 0;
 
-	if (lag == U32_MAX)
-		lag = 0;
-	lag = max(lag, b->lag_prev_us);
+	if (b->lag_prev_us != U32_MAX)
+		lag = max(lag, b->lag_prev_us);
 	return lag > ms * USEC_PER_MSEC || late_j > msecs_to_jiffies(ms);
 }
 
@@ -603,12 +594,8 @@ void ics_timer(struct timer_list *t)
 	else
 		ics_member_check(b, ktime_get_ns(), jiffies - due, &fail);
 	spin_lock_bh(&in->member_lock);
-	/* this tick's, for the next one; none heard counts 0 */
-	b->lag_prev_us = b->lag_us != U32_MAX ? b->lag_us : b->lag_new_us;
-	if (b->lag_prev_us == U32_MAX)
-		b->lag_prev_us = 0;
+	b->lag_prev_us = b->lag_us;
 	b->lag_us = U32_MAX;	/* none heard yet */
-	b->lag_new_us = U32_MAX;
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
@@ -657,7 +644,7 @@ void ics_member_bind(struct ics_bind *b)
 	ics_view_changed(in, b, &ev, true);
 	b->hb_seq = 1;
 	b->lag_us = U32_MAX;
-	b->lag_new_us = U32_MAX;
+	b->lag_prev_us = U32_MAX;
 	spin_unlock_bh(&in->member_lock);
 }
 
