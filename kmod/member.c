@@ -319,36 +319,26 @@ static void ics_hello_rtt(struct ics_bind *b, struct ics_peer *p, const struct i
 /*
  * How late @p's heartbeat is, which says how long frames wait in our
  * receive path (member_lock). Our clock minus its ts_us is the clocks'
- * offset plus the frame's delay; the least of it lately is the offset plus
- * the path's own delay, the excess over that the time the heartbeat
- * queued: in our backlogs, most of all, when softirqs fall behind
- * (ksoftirqd, starved by the CPU's other work, runs timers first); or in
- * the sender's. The least is kept over two windows of at least 10 s and
- * three of its intervals, the current and the last, so that the clocks'
- * drift does not add up and a new window never starts from a late sample
- * alone. Our own backlog delays every peer's heartbeat: the tick takes the
- * least lag of the peers heard, so one slow sender does not count.
+ * offset plus the frame's delay; the least of it over ICS_LAG_WINDOW is
+ * the offset plus the path's own delay, the excess over that the time the
+ * heartbeat queued: in our backlogs, most of all, when softirqs fall
+ * behind (ksoftirqd, starved by the CPU's other work, runs timers first).
+ * The least is taken again after the window, so the clocks' drift does
+ * not add up.
  */
+#define ICS_LAG_WINDOW		(10 * HZ)
 static void ics_hello_lag(struct ics_bind *b, struct ics_peer *p, u32 ts_us, u64 now)
 {
-	u32 off = (u32)div_u64(now, NSEC_PER_USEC) - ts_us, base, late;
-	unsigned long win = max(10 * HZ, (int)msecs_to_jiffies(3 * p->hb_ms));
+	u32 off = (u32)div_u64(now, NSEC_PER_USEC) - ts_us, late;
 
-	if (!p->hb_off_stamp) {
-		p->hb_off_us = off;
-		p->hb_off_prev = off;
-		p->hb_off_stamp = jiffies ?: 1;
-	} else if (time_after(jiffies, p->hb_off_stamp + win)) {
-		p->hb_off_prev = p->hb_off_us;
+	if (!p->hb_off_stamp || (s32)(off - p->hb_off_us) < 0 ||
+	    time_after(jiffies, p->hb_off_stamp + ICS_LAG_WINDOW)) {
 		p->hb_off_us = off;
 		p->hb_off_stamp = jiffies ?: 1;
-	} else if ((s32)(off - p->hb_off_us) < 0) {
-		p->hb_off_us = off;
 	}
-	base = (s32)(p->hb_off_prev - p->hb_off_us) < 0 ? p->hb_off_prev : p->hb_off_us;
-	late = off - base;
+	late = off - p->hb_off_us;
 	if (late < ICS_RTT_MAX_US)
-		b->lag_us = min(b->lag_us, late);
+		b->lag_us = max(b->lag_us, late);
 }
 
 /* Fields rx.c could not check; reserved ones are ignored, for later versions. */
@@ -506,11 +496,8 @@ static bool ics_rx_behind(struct ics_bind *b, unsigned long late_j)
 {
 	u32 ms = max(READ_ONCE(b->in->hb_ms) / 4, 20U);
 
-	u32 lag = b->lag_us != U32_MAX ? b->lag_us : 0;
-
-	if (b->lag_prev_us != U32_MAX)
-		lag = max(lag, b->lag_prev_us);
-	return lag > ms * USEC_PER_MSEC || late_j > msecs_to_jiffies(ms);
+	return max(b->lag_us, b->lag_prev_us) > ms * USEC_PER_MSEC ||
+	       late_j > msecs_to_jiffies(ms);
 }
 
 /*
@@ -595,7 +582,7 @@ void ics_timer(struct timer_list *t)
 		ics_member_check(b, ktime_get_ns(), jiffies - due, &fail);
 	spin_lock_bh(&in->member_lock);
 	b->lag_prev_us = b->lag_us;
-	b->lag_us = U32_MAX;	/* none heard yet */
+	b->lag_us = 0;
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
@@ -643,8 +630,6 @@ void ics_member_bind(struct ics_bind *b)
 	in->peak_votes = 0;
 	ics_view_changed(in, b, &ev, true);
 	b->hb_seq = 1;
-	b->lag_us = U32_MAX;
-	b->lag_prev_us = U32_MAX;
 	spin_unlock_bh(&in->member_lock);
 }
 
