@@ -162,11 +162,6 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
-	/*
-	 * member_lock: the most a heartbeat was late (lag, member.c) since
-	 * the last tick, and in the tick before
-	 */
-	u32 lag_us, lag_prev_us;
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -303,8 +298,6 @@ struct ics_peer {
 	u32 hb_ms;			/* its heartbeat interval */
 	u32 hb_seq;			/* its last periodic heartbeat's number */
 	u32 hb_rtt_us;
-	u32 hb_off_us;			/* least (our clock - its ts_us) lately */
-	unsigned long hb_off_stamp;	/* jiffies when it was taken; 0: none */
 	u32 echo_ts_us;			/* its last heartbeat's clock */
 	u64 echo_rx_ns;			/* when that heartbeat arrived */
 	u64 since_ns;			/* last state change */

@@ -316,31 +316,6 @@ static void ics_hello_rtt(struct ics_bind *b, struct ics_peer *p, const struct i
 	}
 }
 
-/*
- * How late @p's heartbeat is, which says how long frames wait in our
- * receive path (member_lock). Our clock minus its ts_us is the clocks'
- * offset plus the frame's delay; the least of it over ICS_LAG_WINDOW is
- * the offset plus the path's own delay, the excess over that the time the
- * heartbeat queued: in our backlogs, most of all, when softirqs fall
- * behind (ksoftirqd, starved by the CPU's other work, runs timers first).
- * The least is taken again after the window, so the clocks' drift does
- * not add up.
- */
-#define ICS_LAG_WINDOW		(10 * HZ)
-static void ics_hello_lag(struct ics_bind *b, struct ics_peer *p, u32 ts_us, u64 now)
-{
-	u32 off = (u32)div_u64(now, NSEC_PER_USEC) - ts_us, late;
-
-	if (!p->hb_off_stamp || (s32)(off - p->hb_off_us) < 0 ||
-	    time_after(jiffies, p->hb_off_stamp + ICS_LAG_WINDOW)) {
-		p->hb_off_us = off;
-		p->hb_off_stamp = jiffies ?: 1;
-	}
-	late = off - p->hb_off_us;
-	if (late < ICS_RTT_MAX_US)
-		b->lag_us = max(b->lag_us, late);
-}
-
 /* Fields rx.c could not check; reserved ones are ignored, for later versions. */
 static bool ics_hello_valid(const struct ics_wire_hello *h)
 {
@@ -416,7 +391,6 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 		}
 		p->hb_seq = seq;
 		p->hb_rtt_us = 0;
-		p->hb_off_stamp = 0;
 		p->told = false;
 		p->echo_pending = false;
 	} else if ((s32)(seq - p->hb_seq) > 0) {
@@ -432,7 +406,6 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	p->sees_us = sees_us;
 	p->echo_ts_us = ntohl(h.ts_us);
 	p->echo_rx_ns = now;
-	ics_hello_lag(b, p, p->echo_ts_us, now);
 	p->echo_pending = !(flags & ICS_HF_LEAVING);
 	ics_hello_rtt(b, p, &h, now);
 
@@ -484,35 +457,42 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 }
 
 /*
- * Is our own receive path behind (member_lock)? Then a silent node's
- * frames may wait in it, and its silence is ours. Yes if a heartbeat taken
- * in this tick or the one before arrived more than a quarter interval
- * (at least 20 ms) later than its node's usually do, or if this tick ran
- * that late itself (@late_j jiffies): either means softirqs are behind.
- * Both are ours to measure: the module reads no kernel queue it does not
- * own.
+ * Frames may be waiting in our own receive path: the per-CPU backlogs
+ * (veth, RPS, netif_rx()) or a NAPI poll of the bound NIC not yet run.
+ * The timer runs in softirq before NET_RX (and when softirqs are pushed to
+ * ksoftirqd under load, both wait there, timers first): a node whose
+ * heartbeat sits in our queue is not silent. Racy reads, under RCU: at
+ * worst a decision is deferred once more, or not deferred.
  */
-static bool ics_rx_behind(struct ics_bind *b, unsigned long late_j)
+static bool ics_rx_pending(struct ics_bind *b)
 {
-	u32 ms = max(READ_ONCE(b->in->hb_ms) / 4, 20U);
+	struct napi_struct *n;
+	int cpu;
 
-	return max(b->lag_us, b->lag_prev_us) > ms * USEC_PER_MSEC ||
-	       late_j > msecs_to_jiffies(ms);
+	for_each_online_cpu(cpu) {
+		struct softnet_data *sd = &per_cpu(softnet_data, cpu);
+
+		if (skb_queue_len_lockless(&sd->input_pkt_queue) ||
+		    skb_queue_len_lockless(&sd->process_queue))
+			return true;
+	}
+	list_for_each_entry_rcu(n, &b->dev->napi_list, dev_list)
+		if (test_bit(NAPI_STATE_SCHED, &n->state))
+			return true;
+	return false;
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals; unless our receive path is behind (ics_rx_behind(): one
- * of its frames may wait there), then look again one tick later, for
+ * its intervals; unless our receive path has frames waiting (not yet
+ * looked at: one may be the node's), then look again one tick later, for
  * at most another heartbeat_misses of our intervals or half the link
  * timeout, whichever is longer (hb_deferred): a backlog that many
  * senders fill on a starved CPU holds frames for hundreds of ms, and a
  * node silent by our own fault is reported before its link times out.
- * @late_j: how late the tick that calls runs. rcu_read_lock() held;
- * messages of the nodes declared down go to @fail.
+ * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
-static void ics_member_check(struct ics_bind *b, u64 now, unsigned long late_j,
-			     struct list_head *fail)
+static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
 {
 	struct ics_net *in = b->in;
 	u32 misses = READ_ONCE(in->hb_misses);
@@ -529,7 +509,7 @@ static void ics_member_check(struct ics_bind *b, u64 now, unsigned long late_j,
 		    ics_silent_ns(p, now) <= (u64)p->hb_ms * misses * NSEC_PER_MSEC)
 			continue;
 		if (pending < 0)
-			pending = ics_rx_behind(b, late_j);
+			pending = ics_rx_pending(b);
 		if (pending && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
 			if (!b->defer_ns) {
 				b->defer_ns = now;
@@ -554,7 +534,7 @@ void ics_check_timer(struct timer_list *t)
 	LIST_HEAD(fail);
 
 	rcu_read_lock();
-	ics_member_check(b, ktime_get_ns(), 0, &fail);
+	ics_member_check(b, ktime_get_ns(), &fail);
 	rcu_read_unlock();
 	ics_link_fail_report(b->in, &fail, -EHOSTDOWN);
 }
@@ -579,19 +559,15 @@ void ics_timer(struct timer_list *t)
 	if (late)
 		ics_count(in, ICS_STAT_HB_LATE);
 	else
-		ics_member_check(b, ktime_get_ns(), jiffies - due, &fail);
+		ics_member_check(b, ktime_get_ns(), &fail);
 	spin_lock_bh(&in->member_lock);
-	b->lag_prev_us = b->lag_us;
-	b->lag_us = 0;
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
 
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (!p)
-			continue;
-		if (!list_empty_careful(&p->reasm))
+		if (p && !list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
 		/* held messages to offer again, or their taking to repeat */
 		if (READ_ONCE(p->link.rx_held) || READ_ONCE(p->link.held_echo))
