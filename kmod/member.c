@@ -567,7 +567,9 @@ void ics_timer(struct timer_list *t)
 
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (p && !list_empty_careful(&p->reasm))
+		if (!p)
+			continue;
+		if (!list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
 		/* held messages to offer again, or their taking to repeat */
 		if (READ_ONCE(p->link.rx_held) || READ_ONCE(p->link.held_echo))
