@@ -293,7 +293,6 @@ struct ics_peer {
 	u8 votes;
 	bool sees_us;			/* its last heartbeat listed us */
 	bool told;			/* we sent it a heartbeat listing it */
-	bool moved;			/* came back from another MAC */
 	bool echo_pending;		/* its last heartbeat is not echoed yet */
 	u32 hb_ms;			/* its heartbeat interval */
 	u32 hb_seq;			/* its last periodic heartbeat's number */
@@ -301,11 +300,20 @@ struct ics_peer {
 	u32 echo_ts_us;			/* its last heartbeat's clock */
 	u64 echo_rx_ns;			/* when that heartbeat arrived */
 	u64 since_ns;			/* last state change */
+	u64 hb_rx_ns;			/* its last heartbeat taken */
 	u64 reply_ns;			/* our last answer to it */
 	u64 hb_rx, hb_missed;
 	u64 conflicts;			/* frames of another MAC claiming its id */
 	u8 conflict_addr[ETH_ALEN];
 	u64 conflict_ns;		/* last conflict event for it */
+	/*
+	 * A claim (member.c, ics_claim()): a heartbeat that would make the
+	 * node alive or give it another MAC or incarnation, not confirmed yet.
+	 */
+	u8 claim_addr[ETH_ALEN];
+	u32 claim_inc;
+	u64 claim_ns;			/* when first heard; 0: none */
+	bool claim_answered;		/* we answered its challenge at once */
 
 	struct ics_link link;
 };
@@ -467,7 +475,8 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 				u32 room, gfp_t gfp);
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
 u32 ics_link_mtu(const struct ics_peer *p);
-void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h, gfp_t gfp);
+void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *addr, const struct ics_wire_hello *h,
+		    gfp_t gfp);
 void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 
 /* link_tx.c: the send side of a link */
@@ -603,8 +612,8 @@ void ics_member_announce(struct ics_bind *b);
 void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *misses,
 			     const u32 *votes, const u32 *expected);
 void ics_member_conflict(struct ics_bind *b, struct ics_peer *p, u8 node, const u8 *addr);
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, u32 frame_len,
-		   u32 inc);
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct sk_buff *skb,
+		   u32 frame_len, u32 inc);
 void ics_timer(struct timer_list *t);
 void ics_check_timer(struct timer_list *t);
 

@@ -7,23 +7,25 @@
  * heartbeat_ms: its incarnation, MTU, interval, votes, the nodes it hears,
  * its paused channels (flow.c), and echoes of others' heartbeats for
  * round-trip times. Broadcast, so the traffic grows with the number of
- * members, not with its square. A node heard is JOINING; it becomes a
- * MEMBER once its heartbeats list us too (both directions work); it is
- * DOWN when nothing at all (heartbeat or data) came from it for
- * heartbeat_misses of its intervals, and LEFT when it announced that it
- * unbinds. A node that does not know yet that we hear it
- * gets a unicast answer at once, so two nodes join in one and a half round
- * trips instead of an interval.
+ * members, not with its square. A node heard, once it answered our
+ * challenge (ics_claim()), is JOINING; it becomes a MEMBER once its
+ * heartbeats list us too (both directions work); it is DOWN when nothing
+ * at all (heartbeat or data) came from it for heartbeat_misses of its
+ * intervals (each at most ICS_HB_TRUST of ours), and LEFT when it
+ * announced that it unbinds. A node that does not know yet that we hear
+ * it, or whose claim is not confirmed, gets a unicast answer at once, so
+ * two nodes join in two round trips instead of an interval.
  *
  * The timer that sends heartbeats also declares the silent nodes down, so
- * a node is declared down at most heartbeat_ms * (heartbeat_misses + 1)
- * after its last frame; except that a tick that runs a whole interval late
+ * a node with our interval is declared down at most heartbeat_ms *
+ * (heartbeat_misses + 1) after its last frame; except that a tick that runs a whole interval late
  * (this machine stalled: frames from the others may still wait in our
  * queues) declares nobody down and leaves it to the next (ICS_STAT_HB_LATE).
  *
  * Going down or leaving fails the node's messages at once (EHOSTDOWN) and
- * refuses new ones; its frames are dropped until it is heard again, so a
- * node declared down cannot slip a message in before it rejoins. A new
+ * refuses new ones; its frames are dropped until it is heard again and
+ * confirmed, so a node declared down cannot slip a message in before it
+ * rejoins. A new
  * incarnation (a restart) resets the node's link first (ECONNRESET).
  * Incarnations grow: a heartbeat of an older incarnation than the one we
  * know, from a node we hold alive, is a leftover and is dropped.
@@ -45,6 +47,8 @@
 
 #define ICS_CONFLICT_EVENT_NS	(1ULL * NSEC_PER_SEC)	/* one event a second per node */
 #define ICS_RTT_MAX_US		(10U * USEC_PER_SEC)	/* larger: a bogus echo */
+#define ICS_HB_TRUST		4	/* a node's interval counts up to 4 of ours */
+#define ICS_CLAIM_NS		(10ULL * NSEC_PER_SEC)	/* a claim's life (ics_claim()) */
 
 static void ics_event_work(struct work_struct *w);
 
@@ -235,7 +239,6 @@ static void ics_member_set(struct ics_net *in, struct ics_peer *p, u8 state, u8 
 		ics_link_fail_take(p, fail);
 	p->reason = reason;
 	p->since_ns = now;
-	p->moved = false;
 	if (!ics_live(state)) {
 		p->told = false;
 		p->sees_us = false;
@@ -293,7 +296,7 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 			b->echo_next = node % ICS_MAX_NODES;
 		}
 	}
-	if (to)
+	if (to && ics_live(to->state))
 		to->told = true;
 	h->seen = cpu_to_be64(flags & ICS_HF_LEAVING ? 0 : seen);
 }
@@ -332,26 +335,92 @@ static bool ics_hello_valid(const struct ics_wire_hello *h)
 }
 
 /*
- * A heartbeat from @p, incarnation @inc (rx.c checked the frame). Updates
- * the view; answers a node that does not know yet that we hear it.
+ * Admission (design.rst, "Admission"). A heartbeat that would make @p
+ * alive, or give it another MAC or incarnation, is a claim: it takes
+ * effect only once a heartbeat of the same MAC and incarnation echoes one
+ * of ours sent since the claim was first heard. So the node hears us now,
+ * from that MAC, and a stray, corrupted or recorded frame makes no member,
+ * moves no node and replaces no incarnation. A different claim replaces
+ * the one in progress (which its node's next heartbeat makes again), and
+ * a claim lives ICS_CLAIM_NS at most: an older one starts again, so an
+ * echo's age (32-bit microseconds) is always compared with a short span.
+ * member_lock. True if @h confirms the claim.
  */
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, u32 frame_len,
-		   u32 inc)
+static bool ics_claim(struct ics_bind *b, struct ics_peer *p, const u8 *src, u32 inc,
+		      const struct ics_wire_hello *h, u64 now)
+{
+	u32 age, now_us = (u32)div_u64(now, NSEC_PER_USEC);
+	int i;
+
+	if (p->claim_ns && inc == p->claim_inc && ether_addr_equal(src, p->claim_addr) &&
+	    now - p->claim_ns < ICS_CLAIM_NS) {
+		for (i = 0; i < ICS_HB_ECHOES; i++) {
+			if (h->echo[i].node != b->node_id)
+				continue;
+			/* sent since the claim began: not longer ago than it */
+			age = now_us - ntohl(h->echo[i].ts_us);
+			return age <= now_us - (u32)div_u64(p->claim_ns, NSEC_PER_USEC);
+		}
+		return false;
+	}
+	ether_addr_copy(p->claim_addr, src);
+	p->claim_inc = inc;
+	p->claim_ns = now;
+	p->claim_answered = false;
+	return false;
+}
+
+/* A confirmed claim from another MAC: the peer follows it. member_lock. */
+static void ics_peer_set_addr(struct ics_peer *p, const u8 *addr)
+{
+	lockdep_assert_held(&p->b->in->member_lock);
+	if (p->incarnation)
+		net_info_ratelimited("%s: node %u moved from %pM to %pM\n", p->b->dev->name,
+				     p->node_id, p->addr, addr);
+	/* Senders read addr under tx_lock; the receive path compares it racily. */
+	spin_lock(&p->lock);
+	spin_lock(&p->link.tx_lock);
+	ether_addr_copy(p->addr, addr);
+	spin_unlock(&p->link.tx_lock);
+	spin_unlock(&p->lock);
+}
+
+/*
+ * The interval @p announced, as far as we believe it: at most
+ * ICS_HB_TRUST times ours, so a node cannot make us wait for its failure
+ * longer than our own tunables allow.
+ */
+static u64 ics_peer_hb_ns(const struct ics_net *in, const struct ics_peer *p)
+{
+	return (u64)min(p->hb_ms, READ_ONCE(in->hb_ms) * ICS_HB_TRUST) * NSEC_PER_MSEC;
+}
+
+/*
+ * A heartbeat from @p, from MAC @src, incarnation @inc (rx.c checked the
+ * frame). Updates the view; answers a node that does not know yet that we
+ * hear it, and challenges a claim.
+ */
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct sk_buff *skb,
+		   u32 frame_len, u32 inc)
 {
 	struct ics_net *in = b->in;
 	u64 now = ktime_get_ns(), gap;
 	struct ics_wire_hello h, ans;
-	bool restart = false, reply = false, fresh, sees_us, changed;
+	bool restart = false, reply = false, fresh = false, moved = false, sees_us, changed;
 	u32 flags, seq, mtu;
 	u8 old, state, reason = ICS_REASON_NONE, votes;
+	u8 from[ETH_ALEN] __aligned(2);
 	LIST_HEAD(fail);
 	int err = 0;
+	s32 ahead;
 
 	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
 		ics_count(in, ICS_STAT_RX_BAD_LEN);
 		kfree_skb(skb);
 		return;
 	}
+	ether_addr_copy(from, src);	/* @src is in @skb */
+	src = from;
 	consume_skb(skb);
 	if (!ics_hello_valid(&h)) {
 		ics_count(in, ICS_STAT_RX_BAD_HELLO);
@@ -361,23 +430,76 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	seq = ntohl(h.seq);
 	votes = h.votes;
 	sees_us = be64_to_cpu(h.seen) & BIT_ULL(b->node_id - 1);
+	/* Answers: at most 4 per interval (per second if longer) unless its state changed. */
+	gap = (u64)min(READ_ONCE(in->hb_ms), 1000U) * NSEC_PER_MSEC / 4;
 
 	spin_lock_bh(&in->member_lock);
 	old = p->state;
-	if (p->incarnation && inc != p->incarnation) {
-		if (ics_live(old) && ics_before(inc, p->incarnation)) {
-			/* A leftover of an incarnation that restarted since. */
+	if (ics_live(old) && inc == p->incarnation && ether_addr_equal(src, p->addr)) {
+		/*
+		 * The node we hold alive. Its heartbeats count 1, 2, ...: one
+		 * older than the last is a leftover or a stray copy (a sign of
+		 * life, no more); one further ahead than it could have counted
+		 * since its last (at the shortest interval) is corrupted.
+		 */
+		ahead = seq - p->hb_seq;
+		if (ahead < 0 || (u64)ahead > 2 + div_u64(now - p->hb_rx_ns,
+							  ICS_HEARTBEAT_MS_MIN * NSEC_PER_MSEC)) {
+			if (ahead < 0)
+				ics_heard(p, now);
 			spin_unlock_bh(&in->member_lock);
-			ics_count(in, ICS_STAT_RX_BAD_SESSION);
+			ics_count(in, ICS_STAT_RX_BAD_HELLO);
 			return;
 		}
-		restart = true;
+		p->claim_ns = 0;	/* a claim on it was not its own */
+	} else if (ics_live(old) && ics_before(inc, p->incarnation)) {
+		/* A leftover of an incarnation that restarted since. */
+		spin_unlock_bh(&in->member_lock);
+		ics_count(in, ICS_STAT_RX_BAD_SESSION);
+		return;
+	} else if (ics_live(old) && !ether_addr_equal(src, p->addr)) {
+		/* It came alive at its MAC since rx.c looked: a conflict. */
+		spin_unlock_bh(&in->member_lock);
+		ics_count(in, ICS_STAT_RX_NODE_CONFLICT);
+		return;
+	} else if (!(flags & ICS_HF_LEAVING) && ics_claim(b, p, src, inc, &h, now)) {
+		/* Confirmed: the node as it is now; tell it we hear it. */
+		p->claim_ns = 0;
+		p->told = false;
+		moved = p->incarnation && !ether_addr_equal(src, p->addr);
+		restart = p->incarnation && inc != p->incarnation;
+		fresh = restart || !p->incarnation;
+		if (!ether_addr_equal(src, p->addr))
+			ics_peer_set_addr(p, src);
+	} else {
+		/*
+		 * Not confirmed: challenge it with a heartbeat of ours, from
+		 * now. Rate-limited; but its own first challenge is answered at
+		 * once (claims made at the same time on both sides would wait
+		 * for the next beat), once per claim: no ping-pong.
+		 */
+		if (!(flags & ICS_HF_LEAVING) &&
+		    ((s64)(now - p->reply_ns) >= (s64)gap ||
+		     ((flags & ICS_HF_REPLY) && !p->claim_answered))) {
+			if (flags & ICS_HF_REPLY)
+				p->claim_answered = true;
+			p->echo_ts_us = ntohl(h.ts_us);
+			p->echo_rx_ns = now;
+			p->echo_pending = true;
+			p->reply_ns = now;
+			ics_hello_build(b, &ans, ICS_HF_REPLY, p);
+			reply = true;
+		}
+		spin_unlock_bh(&in->member_lock);
+		ics_count(in, ICS_STAT_RX_UNCONFIRMED);
+		if (reply)
+			ics_hello_xmit(b, p->node_id, from, &ans, GFP_ATOMIC);
+		return;
 	}
 	ics_count_rx_frame(in, frame_len);
 	ics_count(in, ICS_STAT_HELLO_RX);
 	ics_count_dir(&in->stats->chan[ICS_CH_CNX].rx, sizeof(h));
 
-	fresh = restart || !p->incarnation;
 	if (fresh) {
 		spin_lock(&p->lock);
 		WRITE_ONCE(p->incarnation, inc);
@@ -396,11 +518,11 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	} else if ((s32)(seq - p->hb_seq) > 0) {
 		/* A gap, but no more than it could have sent since we heard it. */
 		p->hb_missed += min_t(u64, seq - p->hb_seq - 1,
-				      div_u64(ics_silent_ns(p, now),
-					      (u64)p->hb_ms * NSEC_PER_MSEC) + 1);
+				      div64_u64(ics_silent_ns(p, now), ics_peer_hb_ns(in, p)) + 1);
 		p->hb_seq = seq;
 	}
 	p->hb_rx++;
+	p->hb_rx_ns = now;
 	ics_heard(p, now);
 	p->hb_ms = ntohl(h.hello_ms);
 	p->sees_us = sees_us;
@@ -416,7 +538,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 	} else if (restart || !ics_live(old)) {
 		state = sees_us ? ICS_MEMBER_UP : ICS_MEMBER_JOINING;
 		reason = restart ? ICS_REASON_RESTART :
-			 p->moved ? ICS_REASON_MOVED : ICS_REASON_HEARD;
+			 moved ? ICS_REASON_MOVED : ICS_REASON_HEARD;
 	} else if (old == ICS_MEMBER_JOINING && sees_us) {
 		state = ICS_MEMBER_UP;
 		reason = ICS_REASON_TWO_WAY;
@@ -435,8 +557,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 		ics_view_changed(in, b, NULL, false);
 	}
 
-	/* Answer at once if it does not know we hear it; at most 4 per interval. */
-	gap = (u64)min(READ_ONCE(in->hb_ms), 1000U) * NSEC_PER_MSEC / 4;
+	/* Answer at once if it does not know we hear it. */
 	if (ics_live(state) && (!sees_us || !p->told) &&
 	    (changed || (s64)(now - p->reply_ns) >= (s64)gap)) {
 		p->reply_ns = now;
@@ -453,7 +574,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb, 
 		ics_link_push(p);	/* frames in flight may be too big now */
 	}
 	if (reply)
-		ics_hello_xmit(b, p->node_id, &ans, GFP_ATOMIC);
+		ics_hello_xmit(b, p->node_id, NULL, &ans, GFP_ATOMIC);
 }
 
 /*
@@ -506,7 +627,7 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
 		if (!p || !ics_live(p->state) ||
-		    ics_silent_ns(p, now) <= (u64)p->hb_ms * misses * NSEC_PER_MSEC)
+		    ics_silent_ns(p, now) <= ics_peer_hb_ns(in, p) * misses)
 			continue;
 		if (pending < 0)
 			pending = ics_rx_pending(b);
@@ -581,7 +702,7 @@ void ics_timer(struct timer_list *t)
 		queue_work(system_highpri_wq, &in->pause_work);
 	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_ATOMIC);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_ATOMIC);
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);
@@ -620,7 +741,7 @@ void ics_member_start(struct ics_bind *b)
 	spin_lock_bh(&in->member_lock);
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
 	mod_timer(&b->timer, jiffies + msecs_to_jiffies(READ_ONCE(in->hb_ms)));
 }
 
@@ -632,7 +753,7 @@ void ics_member_leave(struct ics_bind *b)
 	spin_lock_bh(&b->in->member_lock);
 	ics_hello_build(b, &h, ICS_HF_LEAVING, NULL);
 	spin_unlock_bh(&b->in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
 }
 
 /* Unbound (RTNL; @b unpublished, no reader left): the view is gone. */
@@ -657,7 +778,7 @@ void ics_member_announce(struct ics_bind *b)
 	spin_lock_bh(&b->in->member_lock);
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&b->in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
 }
 
 /*

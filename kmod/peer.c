@@ -43,36 +43,12 @@ static void ics_peer_free(struct ics_peer *p)
 /*
  * A node id heard from a second MAC is a conflict while the node is alive
  * (joining or member): the frame is dropped, counted and reported, never
- * merged. A node that is down, left, or not heard yet (no heartbeat) may
- * come back from a new MAC: the peer follows it, and its heartbeat then
- * rejoins it (a restarted node also brings a new incarnation).
+ * merged. A node that is down, left, or not heard yet may come back from a
+ * new MAC: its peer is returned as it is, and only a heartbeat of the new
+ * MAC that answers our challenge moves it (member.c, ics_claim()); its
+ * other frames are dropped as those of a node not alive (rx.c).
+ * Called from the receive path under rcu_read_lock().
  */
-/* False if @p is alive after all: a conflict, not a move. */
-static bool ics_peer_move(struct ics_peer *p, const u8 *addr)
-{
-	bool live;
-
-	/*
-	 * Under member_lock, which a heartbeat making the node alive holds:
-	 * no heartbeat of the old MAC can revive it while we move it.
-	 * Senders read addr under tx_lock; the receive path compares it racily.
-	 */
-	spin_lock_bh(&p->b->in->member_lock);
-	live = ics_live(p->state);
-	if (!live) {
-		net_info_ratelimited("node %u moved from %pM to %pM\n", p->node_id, p->addr, addr);
-		spin_lock(&p->lock);
-		spin_lock(&p->link.tx_lock);
-		ether_addr_copy(p->addr, addr);
-		spin_unlock(&p->link.tx_lock);
-		spin_unlock(&p->lock);
-		p->moved = true;
-	}
-	spin_unlock_bh(&p->b->in->member_lock);
-	return !live;
-}
-
-/* Called from the receive path under rcu_read_lock(). */
 struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 {
 	struct ics_peer *p = rcu_dereference(b->peers[node]);
@@ -81,7 +57,7 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 	if (likely(p && ether_addr_equal(p->addr, addr)))
 		return p;
 	if (p) {
-		if (ics_live(READ_ONCE(p->state)) || !ics_peer_move(p, addr))
+		if (ics_live(READ_ONCE(p->state)))
 			goto conflict;
 		return p;
 	}
@@ -96,10 +72,8 @@ struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr)
 		/* Lost a race with another CPU creating it. */
 		spin_unlock_bh(&b->peers_lock);
 		ics_peer_free(fresh);
-		if (ether_addr_equal(old->addr, addr))
-			return old;
 		p = old;
-		if (ics_live(READ_ONCE(p->state)) || !ics_peer_move(p, addr))
+		if (!ether_addr_equal(p->addr, addr) && ics_live(READ_ONCE(p->state)))
 			goto conflict;
 		return p;
 	}

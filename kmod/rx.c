@@ -343,6 +343,11 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		ICS_RXCB(skb)->ackreq = h->flags & ICS_WF_ACKREQ;
 	}
 
+	/* Answers go to the source: it must be one station's. */
+	if (!is_valid_ether_addr(eth_hdr(skb)->h_source)) {
+		bad = ICS_STAT_RX_BAD_NODE;
+		goto bad;
+	}
 	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source);
 	if (!p)
 		goto drop;
@@ -359,16 +364,17 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 
 	/* Heartbeats make the view (member.c): incarnations, restarts, states. */
 	if (type == ICS_FT_HELLO) {
-		ics_hello_rcv(b, p, skb, ICS_HDR_LEN + frag_len, inc);
+		ics_hello_rcv(b, p, eth_hdr(skb)->h_source, skb, ICS_HDR_LEN + frag_len, inc);
 		return NET_RX_SUCCESS;
 	}
 	/*
 	 * Anything else only from a node we hold alive (heard, not down or
-	 * left), of the incarnation we know: an older one's frames are
-	 * leftovers, a newer one announces itself with a heartbeat first.
-	 * link_rx.c checks both again under the peer's lock.
+	 * left), at the MAC and of the incarnation we know: an older
+	 * incarnation's frames are leftovers, a newer one or a new MAC
+	 * announces itself with heartbeats first (member.c, "claims").
+	 * link_rx.c checks state and incarnation again under the peer's lock.
 	 */
-	if (!ics_live(READ_ONCE(p->state))) {
+	if (!ics_live(READ_ONCE(p->state)) || !ether_addr_equal(p->addr, eth_hdr(skb)->h_source)) {
 		bad = ICS_STAT_RX_PEER_DOWN;
 		goto bad;
 	}

@@ -98,8 +98,12 @@ u32 ics_link_mtu(const struct ics_peer *p)
 	return clamp_t(u32, mtu, ICS_MIN_MTU, ETH_MAX_MTU);
 }
 
-/* Send heartbeat @h (member.c built it) to @node, or broadcast. */
-void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h, gfp_t gfp)
+/*
+ * Send heartbeat @h (member.c built it) to @node at @to (NULL: the MAC we
+ * know it at), or broadcast.
+ */
+void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *to, const struct ics_wire_hello *h,
+		    gfp_t gfp)
 {
 	struct ics_hdr_args a = {
 		.type = ICS_FT_HELLO,
@@ -113,6 +117,8 @@ void ics_hello_xmit(struct ics_bind *b, u8 node, const struct ics_wire_hello *h,
 
 	if (node == ICS_NODE_BROADCAST) {
 		eth_broadcast_addr(addr);
+	} else if (to) {
+		ether_addr_copy(addr, to);
 	} else {
 		rcu_read_lock();
 		p = rcu_dereference(b->peers[node]);

@@ -758,6 +758,7 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_RX_HELD]		= "rx_held",
 	[ICS_STAT_RX_HELD_FULL]		= "rx_held_full",
 	[ICS_STAT_RX_HELD_DROPS]	= "rx_held_drops",
+	[ICS_STAT_RX_UNCONFIRMED]	= "rx_unconfirmed",
 	[ICS_STAT_TX_PAUSES]		= "tx_pauses",
 };
 

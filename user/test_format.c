@@ -234,6 +234,7 @@ static const struct named {
 	NAMED(ICS_STAT_, RX_HELD),
 	NAMED(ICS_STAT_, RX_HELD_FULL),
 	NAMED(ICS_STAT_, RX_HELD_DROPS),
+	NAMED(ICS_STAT_, RX_UNCONFIRMED),
 };
 
 /* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */

@@ -424,7 +424,9 @@ struct ics_wire_ack {
 /*
  * Payload of an ICS_FT_HELLO frame: the heartbeat. Broadcast every
  * heartbeat_ms, unicast as an answer to a node that does not know yet that
- * we hear it, broadcast with ICS_HF_LEAVING when the sender unbinds.
+ * we hear it or whose heartbeat is a claim not yet confirmed (a node, a MAC
+ * or an incarnation new to us: confirmed by a heartbeat that echoes one of
+ * ours sent since), broadcast with ICS_HF_LEAVING when the sender unbinds.
  *
  * seen has bit n - 1 set for every node n the sender hears (joining or
  * member in its view): a node becomes a member when it hears the other's
@@ -461,13 +463,14 @@ struct ics_wire_hello {
 	struct ics_wire_echo echo[ICS_HB_ECHOES];
 };
 
-#define ICS_HF_REPLY	0x01	/* unicast, to a node that does not know we hear it */
+#define ICS_HF_REPLY	0x01	/* unicast answer: we hear you, or a challenge */
 #define ICS_HF_LEAVING	0x02	/* the sender unbinds: it leaves the membership now */
 #define ICS_HF_ALL	(ICS_HF_REPLY | ICS_HF_LEAVING)
 
 /*
  * Membership: the state of a node in an instance's view. A node heard for
- * the first time (or again after DOWN or LEFT) is JOINING; it is a MEMBER
+ * the first time (or again after DOWN or LEFT), once confirmed, is
+ * JOINING; it is a MEMBER
  * once its heartbeats list us too; DOWN when it has been silent for
  * heartbeat_misses of its heartbeat intervals; LEFT when it announced that
  * it unbinds. The instance itself is always MEMBER in its own view.
@@ -632,7 +635,7 @@ enum ics_stat {
 	ICS_STAT_RX_BAD_LEN,		/* shorter than the header or frag_len */
 	ICS_STAT_RX_BAD_VERSION,	/* version != ICS_WIRE_VERSION */
 	ICS_STAT_RX_BAD_CLUSTER,	/* another cluster id */
-	ICS_STAT_RX_BAD_NODE,		/* src/dst node out of range or not us */
+	ICS_STAT_RX_BAD_NODE,		/* src/dst node out of range or not us, bad source MAC */
 	ICS_STAT_RX_BAD_CHANNEL,	/* channel >= ICS_CHANNELS */
 	ICS_STAT_RX_BAD_TYPE,		/* unknown frame type or flags */
 	ICS_STAT_RX_BAD_FRAG,		/* fragment fields inconsistent */
@@ -662,7 +665,7 @@ enum ics_stat {
 	ICS_STAT_TX_HOSTDOWN,		/* sends refused: the node is down or left */
 	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
-	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range */
+	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range, or out of order */
 	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
 	ICS_STAT_TEST_ECHOES,		/* TEST service: answers queued */
 	ICS_STAT_TEST_ECHO_DROPS,	/* TEST service: answers not queued (queue full) */
@@ -678,6 +681,7 @@ enum ics_stat {
 	ICS_STAT_RX_HELD,		/* messages a handler refused, held for it */
 	ICS_STAT_RX_HELD_FULL,		/* data frames not taken: too much held for the channel */
 	ICS_STAT_RX_HELD_DROPS,		/* held messages dropped: their sender restarted, unbind */
+	ICS_STAT_RX_UNCONFIRMED,	/* heartbeats of a claim not confirmed yet */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
