@@ -195,53 +195,147 @@ inject()
 
 # From here on ics_inject is node 2: unbind node 2's instance and announce
 # ics_inject's incarnation (its default, in every frame it sends) with a
-# hello, as a restarted node 2 would.
+# hello that answers node 1's challenge, as a restarted node 2 would.
 impersonate()
 {
 	local h out
 	out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
 	h=$(stat_get "$NS_A" hello_rx)
-	inject --hello || return 1
+	inject --hello --answer || return 1
 	wait_eq 10 $((h + 1)) "node 1 hello_rx after the hello of ics_inject as node 2" \
 		stat_get "$NS_A" hello_rx
 }
 
-# Node 5 (nobody) joins from MAC_X and leaves; then 199 of its leaving
-# heartbeats alternate MAC_Y and MAC_X, each moving it (a node that is
-# not alive may move), the last to MAC_Y. A remote node must not make us
-# log a line per frame: at most two bursts of the kernel's rate limit (10
-# lines; fewer if other lines took the burst).
-mac_flap()
+# member_count NS NODE: rows of NODE in NS's members view (0 or 1)
+member_count()
 {
-	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) h n0 n
-	n0=$(dmesg | grep -c "node 5 moved from")
-	h=$(stat_get "$NS_A" hello_rx)
-	inject "${bc[@]}" -s $MAC_X && inject "${bc[@]}" -s $MAC_X --hello-flags 2 &&
-		inject "${bc[@]}" -s $MAC_Y --alt-src $MAC_X --hello-flags 2 --count 199 || return 1
-	wait_eq 20 $((h + 201)) "node 1 hello_rx after 201 heartbeats of node 5" \
-		stat_get "$NS_A" hello_rx || return 1
-	assert_eq "node 5's address after its moves" $MAC_Y \
-		"$(icstat_get "$NS_A" members 'next(m for m in j["members"] if m["node"] == 5)' address)" ||
-		return 1
-	n=$(($(dmesg | grep -c "node 5 moved from") - n0))
-	echo "# 199 moves of node 5: $n lines logged"
-	[ "$n" -le 20 ] || fail "$n lines logged for 199 moves"
+	icstat_get "$1" members "sum(1 for m in j[\"members\"] if m[\"node\"] == $2)"
 }
 
-# ics_inject's node 2 leaves (a LEAVING heartbeat): its data frames are
+# member_get NS NODE KEY: a field of NODE's row in NS's members view
+member_get()
+{
+	icstat_get "$1" members "next(m for m in j[\"members\"] if m[\"node\"] == $2)" "$3"
+}
+
+# member_brief NS NODE: "STATE REASON ADDRESS" of NODE in NS's view
+member_brief()
+{
+	icstat_get "$1" members "(lambda m: '%s %s %s' % (m['state'], m['reason'], m['address']))(next(m for m in j['members'] if m['node'] == $2))"
+}
+
+# member_state_reason NS NODE: "STATE REASON" of NODE in NS's view
+member_state_reason()
+{
+	icstat_get "$1" members "(lambda m: '%s %s' % (m['state'], m['reason']))(next(m for m in j['members'] if m['node'] == $2))"
+}
+
+# Node 7, never heard, from nobody's MAC, a heartbeat listing us with a
+# vote: a stray frame (nothing there answers a challenge). Node 1 answers
+# it at most once (none if it answered node 7 within the last 250 ms) and
+# admits nothing: no row, no vote, expected votes as before.
+stray_new_node()
+{
+	local tx ev
+	tx=$(stat_get "$NS_A" hello_tx)
+	ev=$(icstat_get "$NS_A" members 'j["expected_votes"]')
+	frame_case rx_unconfirmed 0 -- --hello --src-node 7 --dst-node 0 -d ff:ff:ff:ff:ff:ff \
+		-s $MAC_X --hello-seen 1 --hello-votes 1 || return 1
+	assert_eq "rows of node 7 in node 1's view" 0 "$(member_count "$NS_A" 7)" &&
+	assert_eq "node 1's expected votes" "$ev" "$(icstat_get "$NS_A" members 'j["expected_votes"]')" &&
+	tx=$(($(stat_get "$NS_A" hello_tx) - tx))
+	[ $tx -le 1 ] || fail "node 1 answered one frame with $tx heartbeats"
+}
+
+# Node 7 again, now answering node 1's challenge (ics_inject --answer): it
+# becomes a member (it lists us), reason "heard"; then it leaves.
+answered_new_node()
+{
+	local bc=(--src-node 7 --dst-node 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
+	inject "${bc[@]}" --hello-seen 1 --answer || return 1
+	wait_eq 10 member "node 7's state in node 1's view" member_get "$NS_A" 7 state || return 1
+	assert_eq "node 7's reason and address" "heard $MAC_X" \
+		"$(member_get "$NS_A" 7 reason) $(member_get "$NS_A" 7 address)" || return 1
+	inject "${bc[@]}" --hello-flags 2 || return 1
+	wait_eq 10 left "node 7's state after its leaving heartbeat" member_get "$NS_A" 7 state || return 1
+	rm -f "$ICS_TMP/inj.base"	# the next frame case counts from here
+}
+
+# A heartbeat of node 2 (alive, ics_inject) from its MAC with a newer
+# incarnation, which nothing answers: node 2 keeps its incarnation and its
+# link (the fence, in the old incarnation, is delivered in sequence).
+stray_restart()
+{
+	frame_case rx_unconfirmed 0 -- --hello --hello-incarnation 0x2c5c0de5 \
+		--incarnation 0x2c5c0de5 || return 1
+	assert_eq "node 2's incarnation" $((0x1c5c0de5)) "$(member_get "$NS_A" 2 incarnation)"
+}
+
+# Node 5 (nobody) joins from MAC_X, answering, and leaves. Then 199 of its
+# heartbeats alternate MAC_Y and MAC_X, answering nothing: claims, none
+# confirmed, so node 5 stays where it was and nothing is logged; node 1's
+# challenges are rate-limited (4 per second per node with a long
+# interval, however many frames come: at most one per 250 ms, and one
+# more for the start). Then it answers from MAC_Y: it moves there, one
+# log line.
+mac_flap()
+{
+	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) u tx n0 n t0 ms
+	n0=$(dmesg | grep -c "node 5 moved from")
+	inject "${bc[@]}" -s $MAC_X --answer || return 1
+	wait_eq 10 joining "node 5's state" member_get "$NS_A" 5 state || return 1
+	inject "${bc[@]}" -s $MAC_X --hello-flags 2 || return 1
+	wait_eq 10 left "node 5's state after it left" member_get "$NS_A" 5 state || return 1
+	u=$(stat_get "$NS_A" rx_unconfirmed)
+	tx=$(stat_get "$NS_A" hello_tx)
+	t0=$(date +%s%N)
+	inject "${bc[@]}" -s $MAC_Y --alt-src $MAC_X --count 199 || return 1
+	wait_eq 20 $((u + 199)) "node 1 rx_unconfirmed after 199 heartbeats of node 5" \
+		stat_get "$NS_A" rx_unconfirmed || return 1
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	assert_eq "node 5's state and address after 199 unanswered claims" "left $MAC_X" \
+		"$(member_get "$NS_A" 5 state) $(member_get "$NS_A" 5 address)" || return 1
+	n=$(($(stat_get "$NS_A" hello_tx) - tx))
+	echo "# 199 claims in $ms ms: $n challenges"
+	[ "$n" -ge 1 ] && [ "$n" -le $((ms / 250 + 2)) ] ||
+		fail "$n challenges for 199 claims in $ms ms" || return 1
+	assert_eq "lines logged for node 5 moving" 0 $(($(dmesg | grep -c "node 5 moved from") - n0)) ||
+		return 1
+	inject "${bc[@]}" -s $MAC_Y --answer || return 1
+	wait_eq 10 "joining moved $MAC_Y" "node 5 after it answered from $MAC_Y" \
+		member_brief "$NS_A" 5 || return 1
+	assert_eq "lines logged for node 5 moving" 1 $(($(dmesg | grep -c "node 5 moved from") - n0))
+}
+
+# ics_inject's node 2 leaves (a LEAVING heartbeat, numbered as its last,
+# or 2 ahead of it if the cases before did not run): its data frames are
 # dropped from then on (rx_peer_down), and node 2's own instance rejoins
 # (a newer incarnation) for the cases after the frames.
 node2_back()
 {
 	local d
 	d=$(stat_get "$NS_A" rx_peer_down)
-	inject --hello --hello-flags 2 || return 1
+	inject --hello --hello-seq 2 --hello-flags 2 || return 1
 	inject --seq $INJ_SEQ --channel 13 --len 1 || return 1
 	wait_eq 10 $((d + 1)) "node 1 rx_peer_down after a data frame of node 2 that left" \
 		stat_get "$NS_A" rx_peer_down || return 1
 	assert_eq "node 2 reachable after it left" false "$(node_get "$NS_A" 2 reachable)" || return 1
 	ics_bind "$NS_B" veth0 2 || return 1
 	wait_reachable "$NS_A" 2 && wait_reachable "$NS_B" 1
+}
+
+# Node 9 (nobody, from MAC_X) joins announcing a one-hour interval, then
+# falls silent. Its word does not stretch failure detection past 4 of our
+# intervals per miss: with a heartbeat of 100 ms on node 1, node 9 is down
+# (silent) within 1.2 s and a tick, not in hours. Node 2 (real again)
+# beats every 100 ms meanwhile, and both go back to the long interval.
+long_interval()
+{
+	local bc=(--src-node 9 --dst-node 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
+	in_ns "$NS_B" icsctl set heartbeat 100 && in_ns "$NS_A" icsctl set heartbeat 100 || return 1
+	inject "${bc[@]}" --hello-ms 3600000 --hello-seen 1 --answer || return 1
+	wait_eq 20 "down silent" "node 9 after it fell silent" member_state_reason "$NS_A" 9 || return 1
+	in_ns "$NS_A" icsctl set heartbeat $ICS_HB_LONG && in_ns "$NS_B" icsctl set heartbeat $ICS_HB_LONG
 }
 
 inj_begin()
@@ -546,8 +640,19 @@ case_add "rx_bad_hello: a heartbeat with an unknown flag" \
 	$F rx_bad_hello 0 -- --hello --hello-flags 0x80
 case_add "rx_bad_hello: a heartbeat with 2 votes" $F rx_bad_hello 0 -- --hello --hello-votes 2
 case_add "rx_bad_hello: a heartbeat with an interval of 5 ms" $F rx_bad_hello 0 -- --hello --hello-ms 5
-case_add "a node id flapping between two MACs: its moves are logged rate-limited" mac_flap
+case_add "a stray heartbeat of a new node listing us: no member, no vote, one challenge" stray_new_node
+case_add "a new node that answers the challenge joins" answered_new_node
+case_add "a stray heartbeat with a newer incarnation: no restart, the link goes on" stray_restart
+case_add "a heartbeat numbered 2 is taken" \
+	$F none 1 seqs=0 CNX.rx.msgs=1 CNX.rx.bytes=$ICS_HELLO_LEN -- --hello --hello-seq 2
+case_add "rx_bad_hello: a leaving heartbeat numbered 1, after 2: node 2 stays" \
+	$F rx_bad_hello 0 -- --hello --hello-seq 1 --hello-flags 2
+case_add "rx_bad_hello: a leaving heartbeat numbered 10^6, far ahead: node 2 stays" \
+	$F rx_bad_hello 0 -- --hello --hello-seq 1000000 --hello-flags 2
+case_add "a node id flapping between two MACs: only an answered claim moves it, logged once" mac_flap
 case_add "a node that left: its data frames dropped (rx_peer_down), then it rejoins" node2_back
+case_add "a node announcing a 1-hour interval is still declared down within 4 of ours per miss" \
+	long_interval
 case_add "NIC deleted under bound instances: log line, state unbound, counters survive" nic_gone
 case_add "send after the NIC went away: ENOTCONN" send_after_gone
 case_add "bind again after the NIC went away: bound, counters kept" rebind

@@ -29,6 +29,12 @@
  * --crc HEXBYTES prints the CRC32C of the given bytes and exits (a self-test
  * against the published check value: --crc 313233343536373839 = e3069283).
  *
+ * --answer (with --hello) plays a node that hears the receiver: after each
+ * heartbeat it waits for a heartbeat sent to its source MAC (the unicast
+ * answer to a claim), sending its own again every 500 ms for up to 3 s, then sends
+ * it once more echoing that one's timestamp, which confirms a claim
+ * (design.rst, "Admission").
+ *
  * The Ethernet frame is dst MAC, src MAC (default: the interface's own),
  * ethertype (default ICS_ETH_P), header, payload. --truncate N sends only
  * the first N bytes after the Ethernet header (header + payload), to make
@@ -50,8 +56,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/ics.h>
@@ -84,6 +92,8 @@ static void usage(FILE *f)
 "      --hello-incarnation N  --hello-mtu N  --hello-ms N (default 1000)\n"
 "      --hello-flags N  --hello-seq N  --hello-seen MASK (bit n-1: node n)\n"
 "      --hello-votes N (default 1)\n"
+"      --answer            after each heartbeat, wait for one sent to us\n"
+"                          and send ours again echoing it\n"
 "      --ack-frame           payload is a struct ics_wire_ack; defaults\n"
 "                          become type=ACK channel=CNX len=%zu sess=seq=0\n"
 "      --ack-window N  --sack-bits N  --sack HEXBYTES\n"
@@ -180,6 +190,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
+	O_ANSWER,
 };
 
 static const struct option longopts[] = {
@@ -228,8 +239,92 @@ static const struct option longopts[] = {
 	{ "hello-votes",	required_argument, NULL, O_H_VOTES },
 	{ "crc",		required_argument, NULL, O_CRC },
 	{ "flip",		required_argument, NULL, O_FLIP },
+	{ "answer",		no_argument,       NULL, O_ANSWER },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* A socket that receives the interface's ics frames (for --answer). */
+static int answer_socket(int ifindex, unsigned int ethertype)
+{
+	struct sockaddr_ll a = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ethertype),
+		.sll_ifindex = ifindex,
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(ethertype));
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "%s: receive socket: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * --answer: wait for a heartbeat sent to the source MAC of @frame (our
+ * heartbeat, just sent; again every 500 ms), then send @frame again with
+ * echo[0] holding that heartbeat's node and timestamp, the CRC32C
+ * recomputed.
+ */
+static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned char *frame,
+			size_t frame_len)
+{
+	struct ether_header *eh = (struct ether_header *)frame;
+	struct ics_wire_hdr *h = (struct ics_wire_hdr *)(eh + 1);
+	struct ics_wire_hello *hw = (struct ics_wire_hello *)(h + 1);
+	static unsigned char buf[FRAME_MAX];
+	const struct ether_header *reh = (const struct ether_header *)buf;
+	const struct ics_wire_hdr *rh = (const struct ics_wire_hdr *)(reh + 1);
+	const struct ics_wire_hello *rhw = (const struct ics_wire_hello *)(rh + 1);
+	struct pollfd pfd = { .fd = rfd, .events = POLLIN };
+	struct sockaddr_ll from;
+	socklen_t fl;
+	struct timespec t0, t;
+	long ms, next = 500;
+	ssize_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= next && ms < 3000) {
+			/* a receiver may hold back its answers (a few per interval) */
+			if (sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to,
+				   sizeof(*to)) < 0) {
+				fprintf(stderr, "%s: --answer: sendto: %s\n", prog, strerror(errno));
+				return 1;
+			}
+			next += 500;
+		}
+		if (ms >= 3000 || poll(&pfd, 1, next - ms) < 0) {
+			fprintf(stderr, "%s: --answer: no heartbeat to %02x:%02x:%02x:%02x:%02x:%02x within 3 s\n",
+				prog, eh->ether_shost[0], eh->ether_shost[1], eh->ether_shost[2],
+				eh->ether_shost[3], eh->ether_shost[4], eh->ether_shost[5]);
+			return 1;
+		}
+		if (!(pfd.revents & POLLIN))
+			continue;
+		fl = sizeof(from);
+		n = recvfrom(rfd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+		if (n < (ssize_t)(sizeof(*reh) + sizeof(*rh) + sizeof(*rhw)) ||
+		    from.sll_pkttype == PACKET_OUTGOING || rh->type != ICS_FT_HELLO)
+			continue;
+		if (memcmp(reh->ether_dhost, eh->ether_shost, ETH_ALEN))
+			continue;
+		break;
+	}
+	memset(hw->echo, 0, sizeof(hw->echo));
+	hw->echo[0].node = rh->src_node;
+	hw->echo[0].ts_us = rhw->ts_us;
+	h->check = 0;
+	h->check = htonl(crc32c((unsigned char *)h, sizeof(*h) + ntohs(h->frag_len)));
+	n = sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to, sizeof(*to));
+	if (n != (ssize_t)frame_len) {
+		fprintf(stderr, "%s: --answer: sendto: %s\n", prog, n < 0 ? strerror(errno) : "short");
+		return 1;
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -248,7 +343,7 @@ int main(int argc, char **argv)
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char src[ETH_ALEN], alt_src[ETH_ALEN];
-	int have_alt = 0;
+	int have_alt = 0, answer = 0, rfd = -1;
 	unsigned int k = 0;
 	static unsigned char frame[FRAME_MAX];
 	const char *ifname = NULL;
@@ -292,6 +387,7 @@ int main(int argc, char **argv)
 		case O_CHECK: check = num("check", optarg, UINT32_MAX); break;
 		case O_BAD_CHECK: bad_check = 1; break;
 		case O_FLIP: flip = num("flip", optarg, FRAME_MAX - 14 - 1); break;
+		case O_ANSWER: answer = 1; break;
 		case O_HELLO: hello = 1; break;
 		case O_H_INC: h_inc = num("hello-incarnation", optarg, UINT32_MAX); break;
 		case O_H_MTU: h_mtu = num("hello-mtu", optarg, UINT32_MAX); have_h_mtu = 1; break;
@@ -316,7 +412,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !ifname || (hello && ackf)) {
+	if (optind != argc || !ifname || (hello && ackf) || (answer && !hello)) {
 		usage(stderr);
 		return 2;
 	}
@@ -443,6 +539,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", frame_len > 128 ? " ..." : "");
 	}
 
+	if (answer) {
+		rfd = answer_socket(ifindex, ethertype);
+		if (rfd < 0)
+			return 1;
+	}
+
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_ifindex = ifindex;
@@ -468,6 +570,8 @@ int main(int argc, char **argv)
 				prog, ifname, n, frame_len);
 			return 1;
 		}
+		if (answer && answer_hello(rfd, fd, &sll, frame, frame_len))
+			return 1;
 	}
 	close(fd);
 	return 0;
