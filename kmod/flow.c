@@ -20,7 +20,8 @@
  * changed by cmpxchg so that a mask is never read with another change's
  * generation. Every ACK and every heartbeat carries it. A peer takes a word
  * whose generation is not older than the last one it took (ACKs and
- * heartbeats may pass each other); a new incarnation starts afresh.
+ * heartbeats may pass each other), or any word a second or more after the
+ * last it took (ics_flow_take()); a new incarnation starts afresh.
  *
  * Pausing is said by the next ACK to each sending peer: link_rx.c acks at
  * once when the word changed since its last ACK to that peer (a /dev/ics
@@ -50,6 +51,7 @@
 #include "ics.h"
 
 #define ICS_PAUSE_GEN_ONE	0x10000U	/* + 1 in the generation (high half) */
+#define ICS_PAUSE_RESYNC	HZ	/* only older words for this long: take them */
 
 static void ics_pause_work(struct work_struct *w);
 
@@ -194,16 +196,27 @@ static void ics_pause_work(struct work_struct *w)
  * A pause word from @p (an ACK or a heartbeat; @fresh: its first of a new
  * incarnation), under its link's tx_lock. True if a channel with messages
  * waiting was resumed: the caller pushes.
+ *
+ * A word older than the one we hold is a late one, and dropped; but one
+ * that comes ICS_PAUSE_RESYNC or more after the last word we took means
+ * that the peer's words have been older than ours for that long: the word
+ * we hold was not the peer's (a stray or corrupted frame that passed the
+ * checks, with a generation ahead of the peer's), and the peer's current
+ * word is taken again. Otherwise such a word could hold a channel until
+ * the peer's generation caught up, which may be never.
  */
 bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh)
 {
 	struct ics_link *l = &p->link;
+	unsigned long now = jiffies;
 	u16 resumed, newly;
 	int ch;
 
 	lockdep_assert_held(&l->tx_lock);
-	if (!fresh && l->peer_pause_known && (s16)(gen - l->peer_pause_gen) < 0)
+	if (!fresh && l->peer_pause_known && (s16)(gen - l->peer_pause_gen) < 0 &&
+	    time_before(now, l->pause_taken + ICS_PAUSE_RESYNC))
 		return false;	/* older than what we have */
+	l->pause_taken = now;
 	newly = paused & ~l->peer_paused;
 	resumed = l->peer_paused & ~paused;
 	l->peer_paused = paused;

@@ -221,6 +221,7 @@ struct ics_link {
 	/* the channels it paused, from its ACKs and heartbeats (flow.c) */
 	u16 peer_paused, peer_pause_gen;
 	bool peer_pause_known;		/* false: take the next word, whatever its gen */
+	unsigned long pause_taken;	/* jiffies: the last word taken */
 	u32 next_msg_id[ICS_CHANNELS];	/* per channel: ids are in order there */
 	u32 queued_msgs;
 	u64 queued_bytes;

@@ -418,7 +418,9 @@ struct ics_wire_ack {
  * of that channel for this node (frames in flight still go) until a word
  * with a newer pause_gen clears the bit. pause_gen grows by one at every
  * change, so a word older than the last one taken (compared as 16-bit
- * serial numbers) is stale and ignored; a new incarnation starts afresh.
+ * serial numbers) is stale and ignored, unless it comes a second or more
+ * after the last one taken (the word taken was not the sender's); a new
+ * incarnation starts afresh.
  */
 
 /*
