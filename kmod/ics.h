@@ -253,6 +253,14 @@ struct ics_link {
 	u32 rx_unacked;			/* in-order frames not yet acknowledged */
 	u32 rx_last_msg[ICS_CHANNELS];	/* last message delivered per channel */
 	u16 rx_last_valid;		/* bit per channel */
+	/* the two above as they were when the session was joined */
+	u32 rx_join_msg[ICS_CHANNELS];
+	u16 rx_join_valid;
+	unsigned long rx_progress;	/* jiffies: session joined, or a frame taken */
+	/* an older session's frames coming since (link_rx.c) */
+	u32 rx_stale_sess, rx_stale_n;
+	unsigned long rx_stale_since;
+	bool rx_resync;			/* ours was not the sender's: join its next */
 	struct sk_buff_head ooo;	/* ahead of a gap, by seq */
 	struct timer_list ack_timer;	/* delayed acknowledgement */
 	u32 pause_sent;			/* the pause word our last ACK carried */

@@ -13,7 +13,15 @@
  * A frame of a newer session than ours (the sender started over) resets the
  * receive side if it is one of the session's first ICS_RX_WINDOW frames, else
  * we missed the session's start and say so with a RESET. Frames of older
- * sessions are stale duplicates.
+ * sessions are stale duplicates; unless frames of one older session kept
+ * coming (three at least, over ICS_SESS_RESYNC) while ours took nothing for
+ * as long: then the session we joined was not the sender's (a stray or
+ * corrupted frame that passed the checks, with a session number ahead of
+ * the sender's), and would hold the link until the sender's numbers caught
+ * up, which may be never. An older session is then joined at its first
+ * frame (others get a RESET, so that the sender starts over from 1), and
+ * the message ids delivered in ours are forgotten (they were not the
+ * sender's either). A single late frame of an old session stays stale.
  *
  * A message a handler refuses (it cannot take more now) is held here, with
  * every later one of that peer's on the channel, until the handler resumes
@@ -29,6 +37,7 @@
 #include "ics.h"
 
 #define ICS_ACK_EVERY	4
+#define ICS_SESS_RESYNC	HZ	/* our session idle this long: older ones may come back */
 
 /*
  * Forget the peer's session: partial messages and held frames go. The ids of
@@ -248,6 +257,30 @@ static bool ics_ooo_insert(struct sk_buff_head *q, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * A frame of @sess, older than the session we hold (peer->lock): true if
+ * ours was not the sender's after all (see the head of this file), and
+ * stays so until a session is joined or ours takes a frame.
+ */
+static bool ics_rx_resync(struct ics_link *l, u32 sess)
+{
+	unsigned long now = jiffies;
+
+	if (l->rx_resync)
+		return true;
+	if (sess != l->rx_stale_sess) {
+		l->rx_stale_sess = sess;
+		l->rx_stale_since = now;
+		l->rx_stale_n = 0;
+	}
+	if (l->rx_stale_n < 3)
+		l->rx_stale_n++;
+	l->rx_resync = l->rx_stale_n >= 3 &&
+		       !time_before(now, l->rx_stale_since + ICS_SESS_RESYNC) &&
+		       !time_before(now, l->rx_progress + ICS_SESS_RESYNC);
+	return l->rx_resync;
+}
+
 void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 sess, u32 seq)
 {
 	struct ics_link *l = &p->link;
@@ -275,9 +308,19 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 			goto drop;
 		}
 		if (l->rx_sess && ics_before(sess, l->rx_sess)) {
-			l->duplicates++;	/* from a session the sender left */
-			ics_count(in, ICS_STAT_RX_DUP_FRAMES);
-			goto drop;
+			if (!ics_rx_resync(l, sess)) {
+				l->duplicates++;	/* from a session the sender left */
+				ics_count(in, ICS_STAT_RX_DUP_FRAMES);
+				goto drop;
+			}
+			if (seq != 1) {
+				reset = true;	/* start over, from 1 */
+				ics_count(in, ICS_STAT_RX_BAD_SESSION);
+				goto drop;
+			}
+			/* ours was not the sender's: neither were its messages */
+			memcpy(l->rx_last_msg, l->rx_join_msg, sizeof(l->rx_last_msg));
+			l->rx_last_valid = l->rx_join_valid;
 		}
 		if (seq < 1 || seq > ICS_RX_WINDOW) {
 			reset = true;
@@ -287,6 +330,11 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 		__ics_link_rx_reset(p, false);
 		l->rx_sess = sess;
 		l->rcv_nxt = 1;
+		l->rx_progress = jiffies;
+		l->rx_stale_sess = 0;
+		l->rx_resync = false;
+		memcpy(l->rx_join_msg, l->rx_last_msg, sizeof(l->rx_join_msg));
+		l->rx_join_valid = l->rx_last_valid;
 	}
 	if (ics_before(seq, l->rcv_nxt)) {
 		l->duplicates++;
@@ -320,6 +368,9 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 	}
 	l->rcv_nxt++;
 	l->rx_unacked++;
+	l->rx_progress = jiffies;
+	l->rx_stale_sess = 0;
+	l->rx_resync = false;
 	while ((next = skb_peek(&l->ooo)) && ICS_RXCB(next)->seq == l->rcv_nxt) {
 		__skb_unlink(next, &l->ooo);
 		if (!ics_link_take(p, next)) {

@@ -224,6 +224,12 @@ member_brief()
 	icstat_get "$1" members "(lambda m: '%s %s %s' % (m['state'], m['reason'], m['address']))(next(m for m in j['members'] if m['node'] == $2))"
 }
 
+# member_state_addr NS NODE: "STATE ADDRESS" of NODE in NS's view
+member_state_addr()
+{
+	icstat_get "$1" members "(lambda m: '%s %s' % (m['state'], m['address']))(next(m for m in j['members'] if m['node'] == $2))"
+}
+
 # member_state_reason NS NODE: "STATE REASON" of NODE in NS's view
 member_state_reason()
 {
@@ -277,15 +283,16 @@ stray_restart()
 # challenges are rate-limited (4 per second per node with a long
 # interval, however many frames come: at most one per 250 ms, and one
 # more for the start). Then it answers from MAC_Y: it moves there, one
-# log line.
+# log line; and leaves again.
 mac_flap()
 {
 	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) u tx n0 n t0 ms
-	n0=$(dmesg | grep -c "node 5 moved from")
 	inject "${bc[@]}" -s $MAC_X --answer || return 1
-	wait_eq 10 joining "node 5's state" member_get "$NS_A" 5 state || return 1
+	wait_eq 10 "joining $MAC_X" "node 5's state and address" member_state_addr "$NS_A" 5 ||
+		return 1
 	inject "${bc[@]}" -s $MAC_X --hello-flags 2 || return 1
 	wait_eq 10 left "node 5's state after it left" member_get "$NS_A" 5 state || return 1
+	n0=$(dmesg | grep -c "node 5 moved from")
 	u=$(stat_get "$NS_A" rx_unconfirmed)
 	tx=$(stat_get "$NS_A" hello_tx)
 	t0=$(date +%s%N)
@@ -294,7 +301,7 @@ mac_flap()
 		stat_get "$NS_A" rx_unconfirmed || return 1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	assert_eq "node 5's state and address after 199 unanswered claims" "left $MAC_X" \
-		"$(member_get "$NS_A" 5 state) $(member_get "$NS_A" 5 address)" || return 1
+		"$(member_state_addr "$NS_A" 5)" || return 1
 	n=$(($(stat_get "$NS_A" hello_tx) - tx))
 	echo "# 199 claims in $ms ms: $n challenges"
 	[ "$n" -ge 1 ] && [ "$n" -le $((ms / 250 + 2)) ] ||
@@ -304,7 +311,44 @@ mac_flap()
 	inject "${bc[@]}" -s $MAC_Y --answer || return 1
 	wait_eq 10 "joining moved $MAC_Y" "node 5 after it answered from $MAC_Y" \
 		member_brief "$NS_A" 5 || return 1
-	assert_eq "lines logged for node 5 moving" 1 $(($(dmesg | grep -c "node 5 moved from") - n0))
+	assert_eq "lines logged for node 5 moving" 1 $(($(dmesg | grep -c "node 5 moved from") - n0)) &&
+	inject "${bc[@]}" -s $MAC_Y --hello-flags 2 &&
+	wait_eq 10 left "node 5's state after it left again" member_get "$NS_A" 5 state
+}
+
+# A data frame of node 2 (ics_inject) in a session far ahead of its own,
+# with a message id far ahead too (a corrupted frame that passed the
+# checks): node 1 joins that session and delivers the message. Node 2's
+# own session goes on: its frames are stale for node 1 (one late frame of
+# an old session is), until three came over a second while node 1's
+# session took nothing; then one past its first frame gets a RESET, and
+# node 2's next session (one up from its own, still behind the forged
+# one) is taken from its first frame, with a message whose id is below
+# the forged one's: delivered, not a duplicate.
+dup_resets() { echo "$(stat_get "$NS_A" rx_dup_frames) $(stat_get "$NS_A" tx_resets)"; }
+
+session_resync()
+{
+	local m d r
+	m=$(chan_get "$NS_A" DLM rx msgs)
+	inject --sess $((INJ_SESS + 100000)) --seq 1 --channel 13 --len 1 \
+		--msg-id $((INJ_ID + (1 << 30))) || return 1
+	wait_eq 10 $((m + 1)) "node 1: DLM messages after the forged session's" \
+		chan_get "$NS_A" DLM rx msgs || return 1
+	d=$(stat_get "$NS_A" rx_dup_frames)
+	inject --seq $INJ_SEQ --channel 13 --len 1 || return 1
+	wait_eq 10 $((d + 1)) "node 1: rx_dup_frames after a frame of node 2's own session" \
+		stat_get "$NS_A" rx_dup_frames || return 1
+	sleep 1.2	# the forged session idle, node 2's frames coming, for a second
+	r=$(stat_get "$NS_A" tx_resets)
+	inject --seq $((INJ_SEQ + 1)) --channel 13 --len 1 &&
+		inject --seq $((INJ_SEQ + 2)) --channel 13 --len 1 || return 1
+	wait_eq 10 "$((d + 2)) $((r + 1))" \
+		"node 1: rx_dup_frames, RESETs sent after two more frames of node 2's session" \
+		dup_resets || return 1
+	inject --sess $((INJ_SESS + 1)) --seq 1 --channel 13 --len 1 || return 1
+	wait_eq 10 $((m + 2)) "node 1: DLM messages after node 2's next session's first" \
+		chan_get "$NS_A" DLM rx msgs
 }
 
 # ics_inject's node 2 leaves (a LEAVING heartbeat, numbered as its last,
@@ -650,6 +694,8 @@ case_add "rx_bad_hello: a leaving heartbeat numbered 1, after 2: node 2 stays" \
 case_add "rx_bad_hello: a leaving heartbeat numbered 10^6, far ahead: node 2 stays" \
 	$F rx_bad_hello 0 -- --hello --hello-seq 1000000 --hello-flags 2
 case_add "a node id flapping between two MACs: only an answered claim moves it, logged once" mac_flap
+case_add "a forged session ahead of the sender's holds its link for a second, not for ever" \
+	session_resync
 case_add "a node that left: its data frames dropped (rx_peer_down), then it rejoins" node2_back
 case_add "a node announcing a 1-hour interval is still declared down within 4 of ours per miss" \
 	long_interval
