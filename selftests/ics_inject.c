@@ -97,6 +97,7 @@ static void usage(FILE *f)
 "      --ack-frame           payload is a struct ics_wire_ack; defaults\n"
 "                          become type=ACK channel=CNX len=%zu sess=seq=0\n"
 "      --ack-window N  --sack-bits N  --sack HEXBYTES\n"
+"      --paused MASK  --pause-gen N   the pause word (ACK or heartbeat)\n"
 "  -t, --truncate N        send only the first N bytes after the Ethernet header\n"
 "  -c, --count N           send the frame N times (default 1)\n"
 "      --alt-src MAC       every second frame of --count from this MAC\n"
@@ -190,7 +191,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
-	O_ANSWER,
+	O_ANSWER, O_PAUSED, O_PAUSE_GEN,
 };
 
 static const struct option longopts[] = {
@@ -240,6 +241,8 @@ static const struct option longopts[] = {
 	{ "crc",		required_argument, NULL, O_CRC },
 	{ "flip",		required_argument, NULL, O_FLIP },
 	{ "answer",		no_argument,       NULL, O_ANSWER },
+	{ "paused",		required_argument, NULL, O_PAUSED },
+	{ "pause-gen",		required_argument, NULL, O_PAUSE_GEN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -338,7 +341,7 @@ int main(int argc, char **argv)
 	unsigned int h_inc = 0x1c5c0de5, h_mtu = 0, h_ms = 1000, h_flags = 0;
 	unsigned int h_seq = 0, h_votes = 1;
 	unsigned long long h_seen = 0;
-	unsigned int a_window = 128, a_sack_bits = 0;
+	unsigned int a_window = 128, a_sack_bits = 0, paused = 0, pause_gen = 0;
 	unsigned char sack[ICS_SACK_BITS / 8] = { 0 };
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
@@ -388,6 +391,8 @@ int main(int argc, char **argv)
 		case O_BAD_CHECK: bad_check = 1; break;
 		case O_FLIP: flip = num("flip", optarg, FRAME_MAX - 14 - 1); break;
 		case O_ANSWER: answer = 1; break;
+		case O_PAUSED: paused = num("paused", optarg, 0xffff); break;
+		case O_PAUSE_GEN: pause_gen = num("pause-gen", optarg, 0xffff); break;
 		case O_HELLO: hello = 1; break;
 		case O_H_INC: h_inc = num("hello-incarnation", optarg, UINT32_MAX); break;
 		case O_H_MTU: h_mtu = num("hello-mtu", optarg, UINT32_MAX); have_h_mtu = 1; break;
@@ -500,6 +505,8 @@ int main(int argc, char **argv)
 			.seq = htonl(h_seq),
 			.seen = htobe64(h_seen),
 			.votes = h_votes,
+			.paused = htons(paused),
+			.pause_gen = htons(pause_gen),
 		};
 
 		memcpy(h + 1, &hw, len < (long long)sizeof(hw) ? (size_t)len : sizeof(hw));
@@ -507,6 +514,8 @@ int main(int argc, char **argv)
 		struct ics_wire_ack aw = {
 			.window = htons(a_window),
 			.sack_bits = htons(a_sack_bits),
+			.paused = htons(paused),
+			.pause_gen = htons(pause_gen),
 		};
 
 		memcpy(aw.sack, sack, sizeof(aw.sack));

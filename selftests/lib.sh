@@ -39,6 +39,7 @@ ICS_CH_TEST=14
 ICS_CH_CNX=15
 ICS_HB_LONG=3600000	# heartbeat_ms that keeps periodic heartbeats out of a test
 ICS_INJECT=$ICS_SRC_DIR/ics_inject
+ICS_FUZZ=$ICS_SRC_DIR/ics_fuzz
 # sizeof(struct ics_wire_hdr), from the UAPI header through ics_inject.
 ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 48)
 # sizeof(struct ics_wire_hello), for ics_model.py's accounting of CNX.
@@ -66,7 +67,7 @@ fail() { echo "# FAIL: $*"; return 1; }
 
 # ics_init [needs...]: KTAP header, prerequisites (skip with a reason when
 # missing), traps, a clean start (no ics module loaded). "needs" may name
-# extra commands: ics_inject, tc, setpriv, bridge.
+# extra commands: ics_inject, ics_fuzz, tc, setpriv, bridge.
 ics_init()
 {
 	ktap_print_header
@@ -75,9 +76,9 @@ ics_init()
 	local c
 	for c in ip python3 insmod rmmod "$@"; do
 		case $c in
-		ics_inject)
-			[ -x "$ICS_SRC_DIR/ics_inject" ] ||
-				ics_skip_all "ics_inject not built (make -C selftests)"
+		ics_inject | ics_fuzz)
+			[ -x "$ICS_SRC_DIR/$c" ] ||
+				ics_skip_all "$c not built (make -C selftests)"
 			;;
 		*)
 			command -v "$c" >/dev/null || ics_skip_all "$c not installed"
