@@ -18,15 +18,16 @@
  *
  * The timer that sends heartbeats also declares the silent nodes down, so
  * a node with our interval is declared down at most heartbeat_ms *
- * (heartbeat_misses + 1) after its last frame; except that a tick that runs a whole interval late
- * (this machine stalled: frames from the others may still wait in our
- * queues) declares nobody down and leaves it to the next (ICS_STAT_HB_LATE).
+ * (heartbeat_misses + 1) after its last frame; except that a tick that
+ * runs a whole interval late (this machine stalled: frames from the others
+ * may still wait in our queues) declares nobody down and leaves it to the
+ * next (ICS_STAT_HB_LATE).
  *
  * Going down or leaving fails the node's messages at once (EHOSTDOWN) and
  * refuses new ones; its frames are dropped until it is heard again and
  * confirmed, so a node declared down cannot slip a message in before it
- * rejoins. A new
- * incarnation (a restart) resets the node's link first (ECONNRESET).
+ * rejoins. A new incarnation (a restart) resets the node's link first
+ * (ECONNRESET).
  * Incarnations grow: a heartbeat of an older incarnation than the one we
  * know, from a node we hold alive, is a leftover and is dropped.
  *
