@@ -331,7 +331,7 @@ ics_swap()
 	sleep 1
 }
 
-# stats_cost MTU: what the statistics cost a stream (issue 5: at most 2 %).
+# stats_cost MTU: what the statistics cost a stream (at most 2 % is the target).
 # The module as built and one with ICS_NO_STATS=y alternate REPS times;
 # each time the user and the kernel stream of BENCH_STATS_SIZE run, and
 # the runs of the second are recorded as "ics-user-nostats" and

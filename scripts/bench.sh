@@ -63,7 +63,7 @@ if [ -x "$root/user/icsperf" ]; then
 else
 	echo "bench: user/icsperf not built: the ics transports (ics-user, ics-kernel) are skipped"
 fi
-# The accounting's cost (issue 5): the same module with ICS_NO_STATS=y
+# The accounting's cost: the same module with ICS_NO_STATS=y
 # (every counter and histogram update compiled out), built beside it.
 nostats=$res/nostats
 mkdir -p "$nostats/kmod"
