@@ -484,7 +484,7 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 				u32 room, gfp_t gfp);
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
 u32 ics_link_mtu(const struct ics_peer *p);
-void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *addr, const struct ics_wire_hello *h,
+void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *to, const struct ics_wire_hello *h,
 		    gfp_t gfp);
 void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 

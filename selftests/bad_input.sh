@@ -212,28 +212,14 @@ member_count()
 	icstat_get "$1" members "sum(1 for m in j[\"members\"] if m[\"node\"] == $2)"
 }
 
-# member_get NS NODE KEY: a field of NODE's row in NS's members view
+# member_get NS NODE KEY...: fields of NODE's row in NS's members view,
+# space-separated
 member_get()
 {
-	icstat_get "$1" members "next(m for m in j[\"members\"] if m[\"node\"] == $2)" "$3"
-}
-
-# member_brief NS NODE: "STATE REASON ADDRESS" of NODE in NS's view
-member_brief()
-{
-	icstat_get "$1" members "(lambda m: '%s %s %s' % (m['state'], m['reason'], m['address']))(next(m for m in j['members'] if m['node'] == $2))"
-}
-
-# member_state_addr NS NODE: "STATE ADDRESS" of NODE in NS's view
-member_state_addr()
-{
-	icstat_get "$1" members "(lambda m: '%s %s' % (m['state'], m['address']))(next(m for m in j['members'] if m['node'] == $2))"
-}
-
-# member_state_reason NS NODE: "STATE REASON" of NODE in NS's view
-member_state_reason()
-{
-	icstat_get "$1" members "(lambda m: '%s %s' % (m['state'], m['reason']))(next(m for m in j['members'] if m['node'] == $2))"
+	local ns=$1 node=$2
+	shift 2
+	icstat_get "$ns" members "' '.join(str(m[k]) for m in j['members'] if m['node'] == $node
+		for k in '$*'.split())"
 }
 
 # Node 7, never heard, from nobody's MAC, a heartbeat listing us with a
@@ -261,7 +247,7 @@ answered_new_node()
 	inject "${bc[@]}" --hello-seen 1 --answer || return 1
 	wait_eq 10 member "node 7's state in node 1's view" member_get "$NS_A" 7 state || return 1
 	assert_eq "node 7's reason and address" "heard $MAC_X" \
-		"$(member_get "$NS_A" 7 reason) $(member_get "$NS_A" 7 address)" || return 1
+		"$(member_get "$NS_A" 7 reason address)" || return 1
 	inject "${bc[@]}" --hello-flags 2 || return 1
 	wait_eq 10 left "node 7's state after its leaving heartbeat" member_get "$NS_A" 7 state || return 1
 	rm -f "$ICS_TMP/inj.base"	# the next frame case counts from here
@@ -288,7 +274,7 @@ mac_flap()
 {
 	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) u tx n0 n t0 ms
 	inject "${bc[@]}" -s $MAC_X --answer || return 1
-	wait_eq 10 "joining $MAC_X" "node 5's state and address" member_state_addr "$NS_A" 5 ||
+	wait_eq 10 "joining $MAC_X" "node 5's state and address" member_get "$NS_A" 5 state address ||
 		return 1
 	inject "${bc[@]}" -s $MAC_X --hello-flags 2 || return 1
 	wait_eq 10 left "node 5's state after it left" member_get "$NS_A" 5 state || return 1
@@ -301,7 +287,7 @@ mac_flap()
 		stat_get "$NS_A" rx_unconfirmed || return 1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	assert_eq "node 5's state and address after 199 unanswered claims" "left $MAC_X" \
-		"$(member_state_addr "$NS_A" 5)" || return 1
+		"$(member_get "$NS_A" 5 state address)" || return 1
 	n=$(($(stat_get "$NS_A" hello_tx) - tx))
 	echo "# 199 claims in $ms ms: $n challenges"
 	[ "$n" -ge 1 ] && [ "$n" -le $((ms / 250 + 2)) ] ||
@@ -310,7 +296,7 @@ mac_flap()
 		return 1
 	inject "${bc[@]}" -s $MAC_Y --answer || return 1
 	wait_eq 10 "joining moved $MAC_Y" "node 5 after it answered from $MAC_Y" \
-		member_brief "$NS_A" 5 || return 1
+		member_get "$NS_A" 5 state reason address || return 1
 	assert_eq "lines logged for node 5 moving" 1 $(($(dmesg | grep -c "node 5 moved from") - n0)) &&
 	inject "${bc[@]}" -s $MAC_Y --hello-flags 2 &&
 	wait_eq 10 left "node 5's state after it left again" member_get "$NS_A" 5 state
@@ -378,7 +364,7 @@ long_interval()
 	local bc=(--src-node 9 --dst-node 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
 	in_ns "$NS_B" icsctl set heartbeat 100 && in_ns "$NS_A" icsctl set heartbeat 100 || return 1
 	inject "${bc[@]}" --hello-ms 3600000 --hello-seen 1 --answer || return 1
-	wait_eq 20 "down silent" "node 9 after it fell silent" member_state_reason "$NS_A" 9 || return 1
+	wait_eq 20 "down silent" "node 9 after it fell silent" member_get "$NS_A" 9 state reason || return 1
 	in_ns "$NS_A" icsctl set heartbeat $ICS_HB_LONG && in_ns "$NS_B" icsctl set heartbeat $ICS_HB_LONG
 }
 
