@@ -66,7 +66,8 @@ EXPORT_SYMBOL_GPL(ics_unregister_handler);
  * is queued, or -EINVAL, -EMSGSIZE, -ENOTCONN (not bound), -EHOSTUNREACH
  * (node never heard from), -ENOMEM, -EAGAIN (queue full and
  * ICS_SEND_NONBLOCK or an atomic @gfp), -ETIMEDOUT (queue stayed full),
- * -EINTR (signal while waiting). See struct ics_send_args.
+ * -EINTR (signal while waiting), -ENODEV (@args->owner is being unloaded).
+ * See struct ics_send_args.
  */
 int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *data, size_t len,
 		 const struct ics_send_args *args, gfp_t gfp)

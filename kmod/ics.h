@@ -366,6 +366,7 @@ struct ics_msg {
 	u32 next_off;			/* next byte to cut */
 	void (*done)(void *ctx, int err);
 	void *ctx;
+	struct module *owner;		/* @done's, pinned until it returned */
 	union {				/* neither with ICS_WF_TESTPAT */
 		DECLARE_FLEX_ARRAY(u8, data);
 		DECLARE_FLEX_ARRAY(struct page *, pages);

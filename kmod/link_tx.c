@@ -216,6 +216,7 @@ static void ics_msgs_finish(struct ics_net *in, struct list_head *list, int err)
 		ics_count(in, err ? ICS_STAT_MSGS_FAILED : ICS_STAT_MSGS_DONE);
 		if (m->done)
 			m->done(m->ctx, err);
+		module_put(m->owner);
 		__set_bit(m->node, nodes);
 		ics_msg_free(m);
 	}
@@ -927,23 +928,34 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 	}
 	if (err)
 		return err;
+	/* done() may run as soon as it is queued: pin its module first */
+	if (args && args->done && !try_module_get(args->owner)) {
+		ics_unreserve(in, node, channel, &r);
+		return -ENODEV;
+	}
 
 	m = ics_msg_alloc(flags & ICS_WF_TESTPAT ? 0 : len, data, from, gfp);
 	if (IS_ERR(m)) {
 		ics_unreserve(in, node, channel, &r);
-		return PTR_ERR(m);
+		err = PTR_ERR(m);
+		goto put;
 	}
 	m->channel = channel;
 	m->flags = flags;
 	m->node = node;
 	m->len = len;
-	if (args) {
+	if (args && args->done) {
 		m->done = args->done;
 		m->ctx = args->ctx;
+		m->owner = args->owner;
 	}
 	err = ics_enqueue(in, m, &r);
-	if (err)
-		ics_msg_free(m);
+	if (!err)
+		return 0;
+	ics_msg_free(m);
+put:
+	if (args && args->done)
+		module_put(args->owner);
 	return err;
 }
 

@@ -57,12 +57,17 @@ struct ics_handler {
  *	Runs in softirq or process context (at unbind: under RTNL) with no
  *	ics lock held; it must not sleep.
  * @ctx: passed to @done
+ * @owner: the module @done belongs to (THIS_MODULE): ics holds a reference
+ *	on it from ics_send_msg() until @done has returned, so that the module
+ *	cannot be unloaded while ics may still call it. Without it (NULL) the
+ *	client must itself outlive every message it queued.
  */
 struct ics_send_args {
 	unsigned int flags;
 	long timeout;
 	void (*done)(void *ctx, int err);
 	void *ctx;
+	struct module *owner;
 };
 
 #define ICS_SEND_NONBLOCK	0x1
