@@ -28,7 +28,7 @@
 #   VMTEST_PARALLEL=1      boot every kernel's VM at once (make check does)
 #   VMTEST_CPUS            vCPUs per VM (default 2; 1 with VMTEST_PARALLEL)
 #
-# The module (build/KVER/kmod/ics.ko, and build/KVER/selftests/*/*.ko) and
+# The modules (build/KVER/kmod/ics.ko and ics_test.ko, build/KVER/selftests/*/*.ko) and
 # the tools (user/icstat, user/icsctl) are copied to build/vmtest/KVER/stage
 # first, and the guest uses the copies.
 #
@@ -154,6 +154,7 @@ for kver in "${kvers[@]}"; do
 	mkdir -p "$res/stage/kmod" "$res/stage/user"
 	# Run on copies: the module and tools may be rebuilt while the VM runs.
 	[ -r "$ko" ] && cp "$ko" "$res/stage/kmod/"
+	[ -r "${ko%/*}/ics_test.ko" ] && cp "${ko%/*}/ics_test.ko" "$res/stage/kmod/"
 	for f in "$root/build/$kver"/selftests/*/*.ko; do
 		[ -e "$f" ] || continue
 		mkdir -p "$res/stage/selftests/$(basename "$(dirname "$f")")"

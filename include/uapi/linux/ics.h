@@ -3,12 +3,13 @@
  * ics - internode communication subsystem: UAPI.
  *
  * This header is the one contract between ics.ko, its tools (icstat, icsctl)
- * and anything else that speaks to it. It defines four things:
+ * and anything else that speaks to it. It defines five things:
  *
  *   1. the channels and the message-size histogram rows,
  *   2. the wire format (raw Ethernet, ethertype ICS_ETH_P),
  *   3. the generic netlink family "ics",
- *   4. the message device /dev/ics.
+ *   4. the message device /dev/ics,
+ *   5. the test service's generic netlink family "ics_test" (ics_test.ko).
  *
  * Generic netlink family "ics", version ICS_GENL_VERSION
  * ======================================================
@@ -877,5 +878,146 @@ struct ics_dev_stats {
  * waits until there is room or a signal comes.
  */
 #define ICS_IOC_SET_SNDTIMEO	_IOW(ICS_IOC_MAGIC, 4, __u32)
+
+/*
+ * 5. The test service, ics_test.ko: generic netlink family "ics_test",
+ * version ICS_TEST_GENL_VERSION (Documentation/test-service.rst).
+ *
+ * ics_test is an ordinary client of the in-kernel API, loaded only where
+ * tests or benchmarks run; ics.ko knows nothing of it. In each network
+ * namespace it receives on the channels it is attached to, checks every
+ * message it gets and answers the ones that ask (ECHO, PING), and it
+ * sends generated messages. What a test needs travels in the message: a
+ * message of at least sizeof(struct ics_test_hdr) bytes starts with that
+ * header and goes on with the pattern below; a shorter one is pattern
+ * only, with seq 0. Byte i of a message of len bytes sent by node src on
+ * channel ch, i >= the header, is byte i % 4 of the little-endian u32
+ *   ((i / 4) + 1) * 0x9E3779B1 ^ jhash_3words(seq, len, src << 8 | ch, 0x1c5)
+ * (the kernel's jhash), so a receiver checks every byte without state and
+ * a fragment put at the wrong offset or into the wrong message does not
+ * verify. The hashes chain (seq, len, verdict) over every message sent to /
+ * taken from a node on a channel, in order, answers (REPLY, PONG: seq 0)
+ * left out: equal hashes on both sides mean nothing was lost, duplicated or
+ * reordered (one generator at a time per node and channel; a hash counts
+ * sends once queued).
+ *
+ * ICS_TEST_CMD_SEND (doit, netns admin)
+ *   Request:
+ *     ICS_TEST_A_NODE: u32, 1..ICS_MAX_NODES
+ *     ICS_TEST_A_CHANNEL: u32, an enum ics_channel
+ *     ICS_TEST_A_SIZE: u32, 0..ICS_MSG_MAX (the largest, with MIXED;
+ *       PING messages are at least the header)
+ *     ICS_TEST_A_COUNT: u32, >= 1 (PING: at most ICS_TEST_PING_MAX)
+ *     ICS_TEST_A_FLAGS: u32, ICS_TEST_F_*, optional
+ *     ICS_TEST_A_TIMEOUT_MS: u32, optional, default 10000: the wait for
+ *       queue room per message (with PING: for each answer)
+ *   Reply: ICS_TEST_A_SENT, _DONE, _FAILED (u32), ICS_TEST_A_ERROR (u32,
+ *   errno of the first failure), ICS_TEST_A_RTT (nest of enum
+ *   ics_rtt_attr, with PING).
+ *   Errors: those of ics_send_msg() (ENOTCONN, EINVAL, EHOSTUNREACH,
+ *   EHOSTDOWN, EMSGSIZE, EAGAIN, ETIMEDOUT, EINTR, ENOMEM) for the first
+ *   message, EBUSY (a PING run is going on). Once one message is queued the
+ *   reply is a success that reports the counts and the first error.
+ *
+ * ICS_TEST_CMD_ATTACH (doit, netns admin)
+ *   Request: ICS_TEST_A_CHANNELS: u32, bit mask of the channels to receive
+ *   on from now on (0: none). Errors: EBUSY (another client receives on
+ *   one of them; nothing changed).
+ *
+ * ICS_TEST_CMD_GET (doit)
+ *   Reply:
+ *     ICS_TEST_A_CHANNELS: u32, the channels attached
+ *     ICS_TEST_A_QUEUED: u32, skb memory of the messages taken and not
+ *       counted yet (0: everything taken is in the counters)
+ *     ICS_TEST_A_CHANNEL_STATS: nest per channel that counted anything:
+ *       ICS_TEST_C_* (ICS_TEST_C_ID u32, the rest u64)
+ *     ICS_TEST_A_NODE_HASHES: nest per node with a hash:
+ *       ICS_TEST_H_NODE: u32
+ *       ICS_TEST_H_TX, ICS_TEST_H_RX: nest of 16 u32, type = channel + 1
+ *
+ * ICS_TEST_CMD_RESET (doit, netns admin): zeroes counters, hashes and the
+ * send sequence numbers.
+ */
+#define ICS_TEST_GENL_NAME	"ics_test"
+#define ICS_TEST_GENL_VERSION	1
+
+struct ics_test_hdr {
+	__be32	magic;		/* ICS_TEST_MAGIC */
+	__u8	op;		/* enum ics_test_op */
+	__u8	pad[3];		/* 0 */
+	__be32	seq;		/* sender's count of messages to that node and channel */
+	__be32	arg;		/* ECHO: the answer's length; PING: any, its PONG returns it */
+};
+
+#define ICS_TEST_MAGIC		0x49435354	/* "ICST" */
+
+enum ics_test_op {
+	ICS_TEST_OP_DATA,	/* check and count */
+	ICS_TEST_OP_SINK,	/* count only */
+	ICS_TEST_OP_ECHO,	/* answer with a REPLY of arg bytes (at least the header) */
+	ICS_TEST_OP_PING,	/* answer with a PONG of the same length */
+	ICS_TEST_OP_PONG,
+	ICS_TEST_OP_REPLY,	/* the answer to an ECHO */
+	__ICS_TEST_OP_MAX
+};
+
+#define ICS_TEST_PING_MAX	(1U << 20)
+
+enum ics_test_cmd {
+	ICS_TEST_CMD_UNSPEC,
+	ICS_TEST_CMD_SEND,
+	ICS_TEST_CMD_ATTACH,
+	ICS_TEST_CMD_GET,
+	ICS_TEST_CMD_RESET,
+	__ICS_TEST_CMD_MAX
+};
+#define ICS_TEST_CMD_MAX (__ICS_TEST_CMD_MAX - 1)
+
+enum ics_test_attr {
+	ICS_TEST_A_UNSPEC,
+	ICS_TEST_A_PAD,
+	ICS_TEST_A_NODE,		/* u32 */
+	ICS_TEST_A_CHANNEL,		/* u32 */
+	ICS_TEST_A_SIZE,		/* u32 */
+	ICS_TEST_A_COUNT,		/* u32 */
+	ICS_TEST_A_FLAGS,		/* u32: ICS_TEST_F_* */
+	ICS_TEST_A_TIMEOUT_MS,		/* u32 */
+	ICS_TEST_A_SENT,		/* u32 */
+	ICS_TEST_A_DONE,		/* u32 */
+	ICS_TEST_A_FAILED,		/* u32 */
+	ICS_TEST_A_ERROR,		/* u32 */
+	ICS_TEST_A_RTT,			/* nest: enum ics_rtt_attr */
+	ICS_TEST_A_CHANNELS,		/* u32: bit mask */
+	ICS_TEST_A_QUEUED,		/* u32 */
+	ICS_TEST_A_CHANNEL_STATS,	/* nest: enum ics_test_chan_attr */
+	ICS_TEST_A_NODE_HASHES,		/* nest: enum ics_test_hash_attr */
+	__ICS_TEST_A_MAX
+};
+#define ICS_TEST_A_MAX (__ICS_TEST_A_MAX - 1)
+
+enum ics_test_chan_attr {
+	ICS_TEST_C_UNSPEC,
+	ICS_TEST_C_PAD,
+	ICS_TEST_C_ID,		/* u32 */
+	ICS_TEST_C_RX_MSGS,	/* u64: messages taken */
+	ICS_TEST_C_RX_BYTES,	/* u64 */
+	ICS_TEST_C_RX_OK,	/* u64: header and pattern verified */
+	ICS_TEST_C_RX_BAD,	/* u64: did not verify */
+	ICS_TEST_C_SINKED,	/* u64: SINK messages, counted only */
+	ICS_TEST_C_ANSWERS,	/* u64: ECHO and PING answers queued */
+	ICS_TEST_C_ANSWER_DROPS, /* u64: answers not queued (queue full) */
+	ICS_TEST_C_REFUSED,	/* u64: messages refused for now (-EAGAIN) */
+	__ICS_TEST_C_MAX
+};
+#define ICS_TEST_C_MAX (__ICS_TEST_C_MAX - 1)
+
+enum ics_test_hash_attr {
+	ICS_TEST_H_UNSPEC,
+	ICS_TEST_H_NODE,	/* u32 */
+	ICS_TEST_H_TX,		/* nest: u32 per channel, type = channel + 1 */
+	ICS_TEST_H_RX,		/* nest: u32 per channel, type = channel + 1 */
+	__ICS_TEST_H_MAX
+};
+#define ICS_TEST_H_MAX (__ICS_TEST_H_MAX - 1)
 
 #endif /* _UAPI_LINUX_ICS_H */
