@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * icsctl - configure ics (bind, unbind, reset counters, channel priorities,
- * membership tunables) and drive its in-kernel traffic generator. Changes need CAP_NET_ADMIN.
+ * membership tunables) and drive its in-kernel traffic generator; with the
+ * `test` commands, drive the test service ics_test.ko (its own generic
+ * netlink family, "ics_test"): attach it to channels, send from its
+ * generator, show and reset its counters and hashes. Changes need
+ * CAP_NET_ADMIN.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <net/if.h>
 #include <netlink/msg.h>
@@ -40,6 +45,13 @@ static void usage(FILE *f)
 		"                                   %u..%u ms, a node silent for N intervals\n"
 		"                                   (1..%u) is down, our votes 0 or 1, expected\n"
 		"                                   votes 0..%u (0: the most seen at once)\n"
+		"  test attach CHANNEL... | all | none\n"
+		"                                   channels the test service ics_test.ko\n"
+		"                                   receives on from now on (all: but CNX)\n"
+		"  test send node N channel NAME size BYTES count K [OPTIONS]\n"
+		"                                   as send, from ics_test's generator\n"
+		"  test show [-j] [-p] [-n]         ics_test's channels, counters and hashes\n"
+		"  test reset                       zero ics_test's counters and hashes\n"
 		"  help                             this text\n"
 		"\n"
 		"Channels: BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST\n"
@@ -82,19 +94,34 @@ static void no_args(const char *cmd, int argc, char **argv)
 		icsnl_usage_err("%s: unexpected argument \"%s\"", cmd, argv[0]);
 }
 
-/* Opened by each command once its arguments are known to be good. */
+/*
+ * Opened by each command once its arguments are known to be good, on the
+ * "ics" family (icsnl_open) or, for `test`, on "ics_test" (icsnl_open_test).
+ */
 static struct icsnl nl;
 
-static void nl_open(void)
+typedef int (*open_fn)(struct icsnl *nl);
+
+static void nl_open(open_fn fam_open)
 {
-	if (icsnl_open(&nl))
+	if (fam_open(&nl))
 		exit(1);
+}
+
+static struct nl_msg *family_msg(open_fn fam_open, uint8_t cmd)
+{
+	nl_open(fam_open);
+	return icsnl_msg(&nl, cmd, 0);
 }
 
 static struct nl_msg *new_msg(uint8_t cmd)
 {
-	nl_open();
-	return icsnl_msg(&nl, cmd, 0);
+	return family_msg(icsnl_open, cmd);
+}
+
+static struct nl_msg *new_test_msg(uint8_t cmd)
+{
+	return family_msg(icsnl_open_test, cmd);
 }
 
 /* Run a request: 0, or 1 after printing the error. */
@@ -147,7 +174,7 @@ static int cmd_reset(int argc, char **argv)
 	return run("reset", new_msg(ICS_CMD_RESET_STATS), NULL, NULL);
 }
 
-/* -j, -p (show and send), -n (show only): before the command or after it */
+/* -j, -p (show, send and their test ones), -n (the shows): before the command or after it */
 static struct icsnl_fmt out_fmt;
 
 static bool fmt_opt(const char *arg)
@@ -172,7 +199,7 @@ static int cmd_show(int argc, char **argv)
 		if (!fmt_opt(argv[i]))
 			icsnl_usage_err("show: unexpected argument \"%s\"", argv[i]);
 
-	nl_open();
+	nl_open(icsnl_open);
 	err = ics_get_instance(&nl, &in);
 	if (err) {
 		icsnl_perror(&nl, "show", err);
@@ -183,10 +210,50 @@ static int cmd_show(int argc, char **argv)
 }
 
 /*
+ * The traffic generator of either family: ics's ICS_CMD_SEND_TEST (`send`)
+ * or ics_test's ICS_TEST_CMD_SEND (`test send`). Arguments, output and exit
+ * codes are the same; only the family and the attribute numbers differ.
+ */
+struct generator {
+	const char *name;	/* the command, prefix of its messages */
+	open_fn open;
+	uint8_t cmd;
+	int node, channel, size, count, flags, timeout;	/* request attributes */
+	icsnl_cb_t parse;	/* the reply into a struct ics_test_result */
+};
+
+static const struct generator ics_gen = {
+	.name = "send",
+	.open = icsnl_open,
+	.cmd = ICS_CMD_SEND_TEST,
+	.node = ICS_A_NODE_ID,
+	.channel = ICS_A_TEST_CHANNEL,
+	.size = ICS_A_TEST_SIZE,
+	.count = ICS_A_TEST_COUNT,
+	.flags = ICS_A_TEST_FLAGS,
+	.timeout = ICS_A_TEST_TIMEOUT_MS,
+	.parse = ics_test_parse,
+};
+
+static const struct generator test_gen = {
+	.name = "test send",
+	.open = icsnl_open_test,
+	.cmd = ICS_TEST_CMD_SEND,
+	.node = ICS_TEST_A_NODE,
+	.channel = ICS_TEST_A_CHANNEL,
+	.size = ICS_TEST_A_SIZE,
+	.count = ICS_TEST_A_COUNT,
+	.flags = ICS_TEST_A_FLAGS,
+	.timeout = ICS_TEST_A_TIMEOUT_MS,
+	.parse = ics_test_send_parse,
+};
+
+/*
  * send's options, anywhere among its KEY VALUE arguments, which are moved to
  * the front of argv in their order; returns their number.
  */
-static int send_opts(int argc, char **argv, uint32_t *flags, const char **timeout)
+static int send_opts(const char *name, int argc, char **argv, uint32_t *flags,
+		     const char **timeout)
 {
 	/* a flag option returns 0x100 | its ICS_TEST_F_* bit */
 	static const struct option long_opts[] = {
@@ -197,6 +264,7 @@ static int send_opts(int argc, char **argv, uint32_t *flags, const char **timeou
 		{ "timeout", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char prefix[32];
 	int c, n = 0;
 
 	/* argv[-1] is "send", getopt's program name; "-" returns the others as 1 */
@@ -217,10 +285,12 @@ static int send_opts(int argc, char **argv, uint32_t *flags, const char **timeou
 			*timeout = optarg;
 			break;
 		default:
-			if (c & 0x100)
+			if (c & 0x100) {
 				*flags |= c & ICS_TEST_F_ALL;
-			else
-				icsnl_opt_err("send: ", c, argv - 1);
+			} else {
+				snprintf(prefix, sizeof(prefix), "%s: ", name);
+				icsnl_opt_err(prefix, c, argv - 1);
+			}
 		}
 	}
 	while (optind <= argc)	/* what followed "--" */
@@ -251,7 +321,7 @@ static void send_print(const struct ics_test_result *r, uint32_t flags, uint32_t
 	putchar('\n');
 }
 
-static int cmd_send(int argc, char **argv)
+static int gen_send(const struct generator *g, int argc, char **argv)
 {
 	static const char *const keys[] = { "node", "channel", "size", "count", NULL };
 	const char *vals[4] = { NULL }, *timeout_arg = NULL;
@@ -261,14 +331,14 @@ static int cmd_send(int argc, char **argv)
 	struct nl_msg *msg;
 	struct json j;
 
-	argc = send_opts(argc, argv, &flags, &timeout_arg);
+	argc = send_opts(g->name, argc, argv, &flags, &timeout_arg);
 	if (out_fmt.raw)
-		icsnl_usage_err("send: option -n is for show only");
-	parse_keys("send", argc, argv, keys, vals);
-	need("send", vals[0], "node N");
-	need("send", vals[1], "channel NAME");
-	need("send", vals[2], "size BYTES");
-	need("send", vals[3], "count K");
+		icsnl_usage_err("%s: option -n is for show only", g->name);
+	parse_keys(g->name, argc, argv, keys, vals);
+	need(g->name, vals[0], "node N");
+	need(g->name, vals[1], "channel NAME");
+	need(g->name, vals[2], "size BYTES");
+	need(g->name, vals[3], "count K");
 	node = icsnl_arg_u32("node", vals[0]);
 	chan = icsnl_arg_channel(vals[1]);
 	size = icsnl_arg_size("size", vals[2]);
@@ -277,19 +347,19 @@ static int cmd_send(int argc, char **argv)
 		timeout = icsnl_arg_u32("timeout", timeout_arg);
 
 	/* Flags and timeout only when asked for: an older kernel knows neither. */
-	msg = new_msg(ICS_CMD_SEND_TEST);
-	if (nla_put_u32(msg, ICS_A_NODE_ID, node) ||
-	    nla_put_u32(msg, ICS_A_TEST_CHANNEL, chan) ||
-	    nla_put_u32(msg, ICS_A_TEST_SIZE, size) ||
-	    nla_put_u32(msg, ICS_A_TEST_COUNT, count) ||
-	    (flags && nla_put_u32(msg, ICS_A_TEST_FLAGS, flags)) ||
-	    (timeout_arg && nla_put_u32(msg, ICS_A_TEST_TIMEOUT_MS, timeout))) {
+	msg = family_msg(g->open, g->cmd);
+	if (nla_put_u32(msg, g->node, node) ||
+	    nla_put_u32(msg, g->channel, chan) ||
+	    nla_put_u32(msg, g->size, size) ||
+	    nla_put_u32(msg, g->count, count) ||
+	    (flags && nla_put_u32(msg, g->flags, flags)) ||
+	    (timeout_arg && nla_put_u32(msg, g->timeout, timeout))) {
 		nlmsg_free(msg);
-		icsnl_perror(NULL, "send", -ENOMEM);
+		icsnl_perror(NULL, g->name, -ENOMEM);
 		return 1;
 	}
 	r.sent = count;		/* what a kernel without ICS_A_TEST_SENT did */
-	if (run("send", msg, ics_test_parse, &r))
+	if (run(g->name, msg, g->parse, &r))
 		return 1;
 	if (out_fmt.json) {
 		json_init(&j, stdout, out_fmt.pretty);
@@ -301,11 +371,16 @@ static int cmd_send(int argc, char **argv)
 		return 0;
 	/* Counts are on stdout; the error line is the usual one. */
 	if (r.error)
-		icsnl_perror(&nl, "send", -r.error);
+		icsnl_perror(&nl, g->name, -r.error);
 	else
-		icsnl_err("send: %" PRIu32 " of %" PRIu32 " messages sent, %" PRIu32 " failed",
-			  r.sent, count, r.failed);
+		icsnl_err("%s: %" PRIu32 " of %" PRIu32 " messages sent, %" PRIu32 " failed",
+			  g->name, r.sent, count, r.failed);
 	return 1;
+}
+
+static int cmd_send(int argc, char **argv)
+{
+	return gen_send(&ics_gen, argc, argv);
 }
 
 static int cmd_prio(int argc, char **argv)
@@ -368,21 +443,124 @@ static int cmd_set(int argc, char **argv)
 	return run("set", msg, NULL, NULL);
 }
 
+/* The test service, ics_test.ko: the "ics_test" family. */
+
+static int test_send(int argc, char **argv)
+{
+	return gen_send(&test_gen, argc, argv);
+}
+
+/* "all" is every channel but CNX, which carries ics's own frames. */
+#define TEST_ALL	(((1U << ICS_CHANNELS) - 1) & ~(1U << ICS_CH_CNX))
+
+/* The whole new set: the kernel attaches and detaches to make it so. */
+static int test_attach(int argc, char **argv)
+{
+	struct nl_msg *msg;
+	uint32_t mask = 0;
+	int i;
+
+	if (argc < 1)
+		icsnl_usage_err("test attach: missing CHANNEL (names or ids, or all, or none)");
+	for (i = 0; i < argc; i++) {
+		bool all = !strcasecmp(argv[i], "all");
+
+		if (all || !strcasecmp(argv[i], "none")) {
+			if (argc > 1)
+				icsnl_usage_err("test attach: \"%s\" goes alone", argv[i]);
+			mask = all ? TEST_ALL : 0;
+		} else {
+			mask |= 1U << icsnl_arg_channel(argv[i]);
+		}
+	}
+
+	msg = new_test_msg(ICS_TEST_CMD_ATTACH);
+	if (nla_put_u32(msg, ICS_TEST_A_CHANNELS, mask)) {
+		nlmsg_free(msg);
+		icsnl_perror(NULL, "test attach", -ENOMEM);
+		return 1;
+	}
+	return run("test attach", msg, NULL, NULL);
+}
+
+static int test_show(int argc, char **argv)
+{
+	struct ics_test_status st;
+	int err, i;
+
+	for (i = 0; i < argc; i++)
+		if (!fmt_opt(argv[i]))
+			icsnl_usage_err("test show: unexpected argument \"%s\"", argv[i]);
+
+	memset(&st, 0, sizeof(st));
+	err = icsnl_do_raw(&nl, new_test_msg(ICS_TEST_CMD_GET), ics_test_status_parse, &st);
+	if (err) {
+		icsnl_perror(&nl, "test show", err);
+		return 1;
+	}
+	ics_test_status_print(stdout, &st, &out_fmt);
+	return 0;
+}
+
+static int test_reset(int argc, char **argv)
+{
+	no_args("test reset", argc, argv);
+	return run("test reset", new_test_msg(ICS_TEST_CMD_RESET), NULL, NULL);
+}
+
 /*
  * A command checks all its arguments before it opens the netlink socket, so
  * that usage errors exit 2 whether or not the module is loaded.
  */
-static const struct command {
+struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-} commands[] = {
-	{ "bind", cmd_bind },
-	{ "unbind", cmd_unbind },
-	{ "reset", cmd_reset },
-	{ "show", cmd_show },
-	{ "send", cmd_send },
-	{ "prio", cmd_prio },
-	{ "set", cmd_set },
+	bool json;		/* takes -j and -p */
+	bool raw;		/* takes -n */
+};
+
+/* -j, -p or -n given before the command: only for those that take them. */
+static void check_fmt(const char *name, const struct command *cmd)
+{
+	if (out_fmt.raw && !cmd->raw)
+		icsnl_usage_err("%s: option -n is for show only", name);
+	if (out_fmt.json && !cmd->json)
+		icsnl_usage_err("%s: options -j and -p are for show and send only", name);
+}
+
+static const struct command test_commands[] = {
+	{ "attach", test_attach, false, false },
+	{ "send", test_send, true, false },
+	{ "show", test_show, true, true },
+	{ "reset", test_reset, false, false },
+};
+
+static int cmd_test(int argc, char **argv)
+{
+	char name[32];
+	size_t k;
+
+	if (argc < 1)
+		icsnl_usage_err("test: missing command: attach, send, show or reset");
+	for (k = 0; k < ARRAY_SIZE(test_commands); k++) {
+		if (strcmp(argv[0], test_commands[k].name))
+			continue;
+		snprintf(name, sizeof(name), "test %s", test_commands[k].name);
+		check_fmt(name, &test_commands[k]);
+		return test_commands[k].fn(argc - 1, argv + 1);
+	}
+	icsnl_usage_err("test: unknown command \"%s\" (try \"icsctl help\")", argv[0]);
+}
+
+static const struct command commands[] = {
+	{ "bind", cmd_bind, false, false },
+	{ "unbind", cmd_unbind, false, false },
+	{ "reset", cmd_reset, false, false },
+	{ "show", cmd_show, true, true },
+	{ "send", cmd_send, true, false },
+	{ "prio", cmd_prio, false, false },
+	{ "set", cmd_set, false, false },
+	{ "test", cmd_test, true, true },	/* each subcommand checks its own */
 };
 
 int main(int argc, char **argv)
@@ -392,7 +570,7 @@ int main(int argc, char **argv)
 	int i, ret;
 
 	icsnl_prog = "icsctl";
-	/* Options before the command are show's or send's: "icsctl -j show" */
+	/* Options before the command are show's or send's: "icsctl -j show", "-j test show" */
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -412,10 +590,7 @@ int main(int argc, char **argv)
 			cmd = &commands[k];
 	if (!cmd)
 		icsnl_usage_err("unknown command \"%s\" (try \"icsctl help\")", argv[i]);
-	if (cmd->fn != cmd_show && out_fmt.raw)
-		icsnl_usage_err("%s: option -n is for show only", cmd->name);
-	if (cmd->fn != cmd_show && cmd->fn != cmd_send && out_fmt.json)
-		icsnl_usage_err("%s: options -j and -p are for show and send only", cmd->name);
+	check_fmt(cmd->name, cmd);
 
 	ret = cmd->fn(argc - i - 1, argv + i + 1);
 	icsnl_close(&nl);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * icsnl - code shared by icstat and icsctl.
+ * icsnl - code shared by icstat, icsctl and icsperf (see icsnl.h).
  */
 #define _GNU_SOURCE		/* strerrorname_np() */
 #include <ctype.h>
@@ -384,11 +384,44 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_CRC32C_DRIVER]	= { .type = NLA_STRING },
 };
 
-int icsnl_open(struct icsnl *nl)
+/*
+ * ics_test's replies. Requests are checked by the kernel; this is what
+ * libnl checks of a reply before a callback reads it (sizes, nests).
+ */
+static const struct nla_policy ics_test_policy[ICS_TEST_A_MAX + 1] = {
+	[ICS_TEST_A_NODE]		= { .type = NLA_U32 },
+	[ICS_TEST_A_CHANNEL]		= { .type = NLA_U32 },
+	[ICS_TEST_A_SIZE]		= { .type = NLA_U32 },
+	[ICS_TEST_A_COUNT]		= { .type = NLA_U32 },
+	[ICS_TEST_A_FLAGS]		= { .type = NLA_U32 },
+	[ICS_TEST_A_TIMEOUT_MS]		= { .type = NLA_U32 },
+	[ICS_TEST_A_SENT]		= { .type = NLA_U32 },
+	[ICS_TEST_A_DONE]		= { .type = NLA_U32 },
+	[ICS_TEST_A_FAILED]		= { .type = NLA_U32 },
+	[ICS_TEST_A_ERROR]		= { .type = NLA_U32 },
+	[ICS_TEST_A_RTT]		= { .type = NLA_NESTED },
+	[ICS_TEST_A_CHANNELS]		= { .type = NLA_U32 },
+	[ICS_TEST_A_QUEUED]		= { .type = NLA_U32 },
+	[ICS_TEST_A_CHANNEL_STATS]	= { .type = NLA_NESTED },
+	[ICS_TEST_A_NODE_HASHES]	= { .type = NLA_NESTED },
+};
+
+/* valid_cb's tb[] has room for either family's attributes. */
+#define TB_MAX	(ICS_A_MAX > ICS_TEST_A_MAX ? ICS_A_MAX : ICS_TEST_A_MAX)
+
+/*
+ * Connect and resolve @name. @missing is printed when the family is not
+ * registered: its module is not loaded (module and family share the name).
+ */
+static int open_family(struct icsnl *nl, const char *name, uint8_t version, int maxattr,
+		       const struct nla_policy *policy, const char *missing)
 {
 	int one = 1, err;
 
 	memset(nl, 0, sizeof(*nl));
+	nl->version = version;
+	nl->maxattr = maxattr;
+	nl->policy = policy;
 	nl->sk = nl_socket_alloc();
 	if (!nl->sk) {
 		icsnl_err("netlink: %s", strerror(ENOMEM));
@@ -403,15 +436,13 @@ int icsnl_open(struct icsnl *nl)
 	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 
-	nl->family = genl_ctrl_resolve(nl->sk, ICS_GENL_NAME);
+	nl->family = genl_ctrl_resolve(nl->sk, name);
 	if (nl->family == -NLE_OBJ_NOTFOUND) {
-		icsnl_err("ics module not loaded (no generic netlink family \"%s\")",
-			  ICS_GENL_NAME);
+		icsnl_err("%s", missing);
 		goto fail;
 	}
 	if (nl->family < 0) {
-		icsnl_err("netlink: resolving family \"%s\": %s", ICS_GENL_NAME,
-			  nl_geterror(nl->family));
+		icsnl_err("netlink: resolving family \"%s\": %s", name, nl_geterror(nl->family));
 		goto fail;
 	}
 	return 0;
@@ -419,6 +450,22 @@ fail:
 	nl_socket_free(nl->sk);
 	nl->sk = NULL;
 	return -1;
+}
+
+int icsnl_open(struct icsnl *nl)
+{
+	return open_family(nl, ICS_GENL_NAME, ICS_GENL_VERSION, ICS_A_MAX, ics_policy,
+			   "ics module not loaded (no generic netlink family \"" ICS_GENL_NAME
+			   "\")");
+}
+
+/* ics_test.ko is loaded only where tests run: say how to get it. */
+int icsnl_open_test(struct icsnl *nl)
+{
+	return open_family(nl, ICS_TEST_GENL_NAME, ICS_TEST_GENL_VERSION, ICS_TEST_A_MAX,
+			   ics_test_policy,
+			   ICS_TEST_GENL_NAME " module not loaded (no generic netlink family \""
+			   ICS_TEST_GENL_NAME "\"; modprobe " ICS_TEST_GENL_NAME ")");
 }
 
 void icsnl_close(struct icsnl *nl)
@@ -432,7 +479,7 @@ struct nl_msg *icsnl_msg(struct icsnl *nl, uint8_t cmd, int flags)
 	struct nl_msg *msg = nlmsg_alloc();
 
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, flags, cmd,
-				 ICS_GENL_VERSION)) {
+				 nl->version)) {
 		icsnl_err("netlink: %s", strerror(ENOMEM));
 		exit(1);
 	}
@@ -462,6 +509,7 @@ void icsnl_parse_indexed(const struct nlattr *nest, uint64_t *v, int n, int size
 struct request {
 	struct icsnl *nl;
 	icsnl_cb_t cb;
+	icsnl_raw_cb_t raw_cb;	/* instead of cb */
 	void *arg;
 	int err;		/* -errno from the kernel or from cb */
 	bool done;
@@ -490,14 +538,20 @@ static void extack_parse(struct icsnl *nl, struct nlmsghdr *nlh, size_t hlen)
 static int valid_cb(struct nl_msg *msg, void *arg)
 {
 	struct request *r = arg;
-	struct nlattr *tb[ICS_A_MAX + 1];
-	int err;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct nlattr *tb[TB_MAX + 1];
+	int err = 0;
 
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ICS_A_MAX, ics_policy) < 0) {
+	/* Also with raw_cb: this checks every attribute against the policy. */
+	if (genlmsg_parse(nlh, 0, tb, r->nl->maxattr, r->nl->policy) < 0) {
 		r->err = -EPROTO;	/* malformed reply */
 		return NL_STOP;
 	}
-	err = r->cb ? r->cb(tb, r->arg) : 0;
+	if (r->raw_cb)
+		err = r->raw_cb(genlmsg_attrdata(genlmsg_hdr(nlh), 0),
+				genlmsg_attrlen(genlmsg_hdr(nlh), 0), r->arg);
+	else if (r->cb)
+		err = r->cb(tb, r->arg);
 	if (err < 0) {
 		r->err = err;
 		return NL_STOP;
@@ -564,9 +618,10 @@ static int nlerr_to_errno(int nlerr)
 }
 
 /* Send msg (freed) and wait for its replies: 0, -errno, or 1 if NLM_F_DUMP_INTR. */
-static int request(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg)
+static int request(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, icsnl_raw_cb_t raw_cb,
+		   void *arg)
 {
-	struct request r = { .nl = nl, .cb = cb, .arg = arg };
+	struct request r = { .nl = nl, .cb = cb, .raw_cb = raw_cb, .arg = arg };
 	struct nl_cb *c = nl_cb_alloc(NL_CB_DEFAULT);
 	int ret;
 
@@ -595,7 +650,14 @@ static int request(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *ar
 
 int icsnl_do(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg)
 {
-	int err = request(nl, msg, cb, arg);
+	int err = request(nl, msg, cb, NULL, arg);
+
+	return err > 0 ? -EINTR : err;
+}
+
+int icsnl_do_raw(struct icsnl *nl, struct nl_msg *msg, icsnl_raw_cb_t cb, void *arg)
+{
+	int err = request(nl, msg, NULL, cb, arg);
 
 	return err > 0 ? -EINTR : err;
 }
@@ -611,7 +673,7 @@ int icsnl_dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t a
 
 	do {
 		memset(arg, 0, arg_len);
-		err = request(nl, icsnl_msg(nl, cmd, NLM_F_DUMP), cb, arg);
+		err = request(nl, icsnl_msg(nl, cmd, NLM_F_DUMP), cb, NULL, arg);
 	} while (err > 0 && ++tries <= 3);
 	if (err > 0) {
 		snprintf(nl->extack, sizeof(nl->extack),
@@ -967,35 +1029,58 @@ static const struct nla_policy rtt_policy[ICS_RTT_A_MAX + 1] = {
 	[ICS_RTT_A_P90_NS]	= { .type = NLA_U64 },
 };
 
+/* Where each family puts the generator's reply: the same values, other numbers. */
+struct test_reply_attrs {
+	int sent, done, failed, error, rtt;
+};
+
+static const struct test_reply_attrs ics_reply_attrs = {
+	ICS_A_TEST_SENT, ICS_A_TEST_DONE, ICS_A_TEST_FAILED, ICS_A_TEST_ERROR, ICS_A_TEST_RTT,
+};
+
+static const struct test_reply_attrs ics_test_reply_attrs = {
+	ICS_TEST_A_SENT, ICS_TEST_A_DONE, ICS_TEST_A_FAILED, ICS_TEST_A_ERROR, ICS_TEST_A_RTT,
+};
+
 /*
  * The caller presets r->sent to the count it asked for: a kernel older than
  * ICS_A_TEST_DONE replied with ICS_A_TEST_SENT at most.
  */
-int ics_test_parse(struct nlattr **tb, void *result)
+static int test_reply_parse(struct nlattr **tb, struct ics_test_result *r,
+			    const struct test_reply_attrs *at)
 {
 	struct nlattr *t[ICS_RTT_A_MAX + 1];
-	struct ics_test_result *r = result;
 	int i;
 
-	get_u32(tb[ICS_A_TEST_SENT], &r->sent);
-	get_u32(tb[ICS_A_TEST_DONE], &r->done);
-	get_u32(tb[ICS_A_TEST_FAILED], &r->failed);
-	if (tb[ICS_A_TEST_ERROR]) {
-		uint32_t e = nla_get_u32(tb[ICS_A_TEST_ERROR]);
+	get_u32(tb[at->sent], &r->sent);
+	get_u32(tb[at->done], &r->done);
+	get_u32(tb[at->failed], &r->failed);
+	if (tb[at->error]) {
+		uint32_t e = nla_get_u32(tb[at->error]);
 
 		if (e > INT32_MAX)	/* either sign means the same errno */
 			e = -e;
 		r->error = e <= INT32_MAX ? (int)e : EPROTO;
 	}
-	if (!tb[ICS_A_TEST_RTT])
+	if (!tb[at->rtt])
 		return 0;
-	if (nla_parse_nested(t, ICS_RTT_A_MAX, tb[ICS_A_TEST_RTT], rtt_policy) < 0)
+	if (nla_parse_nested(t, ICS_RTT_A_MAX, tb[at->rtt], rtt_policy) < 0)
 		return -EPROTO;
 	r->have_rtt = true;
 	get_u32(t[ICS_RTT_A_COUNT], &r->rtt_count);
 	for (i = 0; i < ICS_RTT_STATS; i++)
 		r->rtt_ns[i] = icsnl_get_u64(t[rtt_attrs[i]]);
 	return 0;
+}
+
+int ics_test_parse(struct nlattr **tb, void *result)
+{
+	return test_reply_parse(tb, result, &ics_reply_attrs);
+}
+
+int ics_test_send_parse(struct nlattr **tb, void *result)
+{
+	return test_reply_parse(tb, result, &ics_test_reply_attrs);
 }
 
 /* Every message asked for was queued, none failed, no error. */
@@ -1354,4 +1439,225 @@ void ics_event_json(struct json *j, const struct ics_event_msg *e)
 		}
 	}
 	json_obj_end(j);
+}
+
+/* ics_test's ICS_TEST_CMD_GET */
+
+/* Key (the ICS_TEST_C_* name in lower case) and width of a channel's counters. */
+static const struct {
+	const char *key;
+	int size;
+} test_chan_attrs[ICS_TEST_C_MAX + 1] = {
+	[ICS_TEST_C_ID]			= { NULL, 4 },	/* the row, not a counter */
+	[ICS_TEST_C_RX_MSGS]		= { "rx_msgs", 8 },
+	[ICS_TEST_C_RX_BYTES]		= { "rx_bytes", 8 },
+	[ICS_TEST_C_RX_OK]		= { "rx_ok", 8 },
+	[ICS_TEST_C_RX_BAD]		= { "rx_bad", 8 },
+	[ICS_TEST_C_SINKED]		= { "sinked", 8 },
+	[ICS_TEST_C_ANSWERS]		= { "answers", 8 },
+	[ICS_TEST_C_ANSWER_DROPS]	= { "answer_drops", 8 },
+	[ICS_TEST_C_REFUSED]		= { "refused", 8 },
+};
+
+const char *ics_test_chan_key(int attr)
+{
+	return attr >= 0 && attr <= ICS_TEST_C_MAX ? test_chan_attrs[attr].key : NULL;
+}
+
+/* One ICS_TEST_A_CHANNEL_STATS nest: the channel's row. */
+static int test_chan_parse(const struct nlattr *nest, struct ics_test_status *st)
+{
+	struct ics_test_chan c = { 0 };
+	int sizes[ICS_TEST_C_MAX + 1], i;
+	uint64_t id;
+
+	for (i = 0; i <= ICS_TEST_C_MAX; i++)
+		sizes[i] = test_chan_attrs[i].size;
+	if (parse_flat(nest, ICS_TEST_C_MAX, sizes, c.have, c.v, -1, NULL, NULL) ||
+	    !c.have[ICS_TEST_C_ID])
+		return -EPROTO;
+	id = c.v[ICS_TEST_C_ID];
+	if (id >= ICS_CHANNELS || st->chan_have[id])
+		return -EPROTO;
+	st->chan_have[id] = true;
+	st->chan[id] = c;
+	return 0;
+}
+
+/* One ICS_TEST_A_NODE_HASHES nest: a node's hashes per channel. */
+static int test_hashes_parse(const struct nlattr *nest, struct ics_test_status *st)
+{
+	struct nlattr *tb[ICS_TEST_H_MAX + 1];
+	uint32_t node;
+
+	if (nla_parse_nested(tb, ICS_TEST_H_MAX, (struct nlattr *)nest, NULL) < 0 ||
+	    !tb[ICS_TEST_H_NODE] || nla_len(tb[ICS_TEST_H_NODE]) < 4)
+		return -EPROTO;
+	node = nla_get_u32(tb[ICS_TEST_H_NODE]);
+	if (node < 1 || node > ICS_MAX_NODES || st->node_have[node])
+		return -EPROTO;
+	st->node_have[node] = true;
+	icsnl_parse_indexed(tb[ICS_TEST_H_TX], st->tx_hash[node], ICS_CHANNELS, 4);
+	icsnl_parse_indexed(tb[ICS_TEST_H_RX], st->rx_hash[node], ICS_CHANNELS, 4);
+	return 0;
+}
+
+/*
+ * The reply repeats ICS_TEST_A_CHANNEL_STATS and ICS_TEST_A_NODE_HASHES,
+ * one per channel and node: hence the walk over every attribute. A channel
+ * or node out of range, or twice, is a malformed reply.
+ */
+int ics_test_status_parse(const struct nlattr *attrs, int len, void *status)
+{
+	struct ics_test_status *st = status;
+	const struct nlattr *a;
+	int rem, err = 0;
+
+	nla_for_each_attr(a, (struct nlattr *)attrs, len, rem) {
+		switch (nla_type(a)) {
+		case ICS_TEST_A_CHANNELS:
+			if (nla_len(a) < 4)
+				return -EPROTO;
+			st->attached = nla_get_u32((struct nlattr *)a);
+			break;
+		case ICS_TEST_A_QUEUED:
+			if (nla_len(a) < 4)
+				return -EPROTO;
+			st->queued = nla_get_u32((struct nlattr *)a);
+			break;
+		case ICS_TEST_A_CHANNEL_STATS:
+			err = test_chan_parse(a, st);
+			break;
+		case ICS_TEST_A_NODE_HASHES:
+			err = test_hashes_parse(a, st);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool any_u64(const uint64_t *v, int n)
+{
+	while (n--)
+		if (v[n])
+			return true;
+	return false;
+}
+
+static void test_status_json(FILE *f, const struct ics_test_status *st, bool pretty)
+{
+	struct json json, *j = &json;
+	char key[ICS_NUMBUF];
+	int ch, i, node;
+
+	json_init(j, f, pretty);
+	json_obj_begin(j, NULL);
+	json_arr_begin(j, "attached");
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (st->attached & (1U << ch))
+			json_str(j, NULL, ics_channel_names[ch]);
+	json_arr_end(j);
+	json_u64(j, "queued", st->queued);
+	json_obj_begin(j, "channels");
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		if (!st->chan_have[ch])
+			continue;
+		json_obj_begin(j, ics_channel_names[ch]);
+		/* every counter, 0 when absent: a fixed shape for scripts */
+		for (i = 0; i <= ICS_TEST_C_MAX; i++)
+			if (test_chan_attrs[i].key)
+				json_u64(j, test_chan_attrs[i].key, st->chan[ch].v[i]);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_obj_begin(j, "nodes");
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		if (!st->node_have[node])
+			continue;
+		snprintf(key, sizeof(key), "%d", node);
+		json_obj_begin(j, key);
+		json_chan_values(j, "tx_hash", st->tx_hash[node]);
+		json_chan_values(j, "rx_hash", st->rx_hash[node]);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+/* "node 2 tx TEST=0123abcd CLSM=...": the non-zero hashes of one direction. */
+static void test_hash_line(FILE *f, int node, const char *dir, const uint64_t *hash)
+{
+	int ch;
+
+	if (!any_u64(hash, ICS_CHANNELS))
+		return;
+	fprintf(f, "node %d %s", node, dir);
+	for (ch = 0; ch < ICS_CHANNELS; ch++)
+		if (hash[ch])
+			fprintf(f, " %s=%08" PRIx64, ics_channel_names[ch], hash[ch]);
+	fputc('\n', f);
+}
+
+#define TEST_COLS	(ICS_TEST_C_MAX - ICS_TEST_C_ID + 1)	/* channel, counters */
+
+void ics_test_status_print(FILE *f, const struct ics_test_status *st,
+			   const struct icsnl_fmt *fmt)
+{
+	char cell[ICS_CHANNELS][TEST_COLS][ICS_NUMBUF], buf[ICS_NUMBUF];
+	const char *head[TEST_COLS] = { "channel" };
+	int width[TEST_COLS], rows = 0, ch, c, r, node;
+	bool any = false;
+
+	if (fmt->json) {
+		test_status_json(f, st, fmt->pretty);
+		return;
+	}
+	fputs("attached:", f);
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		if (st->attached & (1U << ch)) {
+			fprintf(f, " %s", ics_channel_names[ch]);
+			any = true;
+		}
+	}
+	fprintf(f, "%s\nqueued: %s bytes\n", any ? "" : " none",
+		icsnl_fmt_count(buf, st->queued, fmt->raw));
+
+	/* columns: the channel, then ICS_TEST_C_RX_MSGS.. in the header's order */
+	for (c = 1; c < TEST_COLS; c++)
+		head[c] = test_chan_attrs[ICS_TEST_C_ID + c].key;
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		if (!st->chan_have[ch])
+			continue;
+		snprintf(cell[rows][0], ICS_NUMBUF, "%s", ics_channel_names[ch]);
+		for (c = 1; c < TEST_COLS; c++)
+			icsnl_fmt_count(cell[rows][c], st->chan[ch].v[ICS_TEST_C_ID + c], fmt->raw);
+		rows++;
+	}
+	if (rows) {
+		for (c = 0; c < TEST_COLS; c++) {
+			width[c] = strlen(head[c]);
+			for (r = 0; r < rows; r++)
+				if ((int)strlen(cell[r][c]) > width[c])
+					width[c] = strlen(cell[r][c]);
+		}
+		/* as icstat's tables: the name left-aligned, numbers right-aligned */
+		fprintf(f, "%-*s", width[0], head[0]);
+		for (c = 1; c < TEST_COLS; c++)
+			fprintf(f, "  %*s", width[c], head[c]);
+		fputc('\n', f);
+		for (r = 0; r < rows; r++) {
+			fprintf(f, "%-*s", width[0], cell[r][0]);
+			for (c = 1; c < TEST_COLS; c++)
+				fprintf(f, "  %*s", width[c], cell[r][c]);
+			fputc('\n', f);
+		}
+	}
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		if (!st->node_have[node])
+			continue;
+		test_hash_line(f, node, "tx", st->tx_hash[node]);
+		test_hash_line(f, node, "rx", st->rx_hash[node]);
+	}
 }

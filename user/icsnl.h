@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * icsnl - code shared by icstat and icsctl: generic netlink requests to the
- * "ics" family, error reporting, argument parsing, number formatting, a tiny
- * JSON writer, the `show` output, and the decoding of links and generator
- * replies (here, not in the tools, so that test_format can check them).
+ * icsnl - code shared by icstat, icsctl and icsperf: generic netlink requests
+ * to the "ics" and "ics_test" families, error reporting, argument parsing,
+ * number formatting, a tiny JSON writer, the `show` output, and the decoding
+ * of links, generator replies and the test service's state (here, not in
+ * the tools, so that test_format can check them).
  */
 #ifndef ICSNL_H
 #define ICSNL_H
@@ -77,23 +78,41 @@ void json_null(struct json *j, const char *key);
 /* {"BOOT": v[0], ..., "CNX": v[15]}: one value per channel, by name. */
 void json_chan_values(struct json *j, const char *key, const uint64_t *v);
 
-/* Netlink. Requests return 0 or -errno; icsnl_perror() reports that errno. */
+/*
+ * Netlink. Requests return 0 or -errno; icsnl_perror() reports that errno.
+ * A struct icsnl speaks to one family, "ics" or "ics_test": it keeps what
+ * requests and replies differ in, so that the calls below serve both.
+ */
 struct nl_sock;
 struct nl_msg;
 
 struct icsnl {
 	struct nl_sock *sk;
 	int family;
+	uint8_t version;			/* genl header version of requests */
+	int maxattr;				/* top-level attributes of replies */
+	const struct nla_policy *policy;	/* maxattr + 1 entries */
 	char extack[256];	/* the kernel's message for the last error, or "" */
 };
 
-/* Called once per reply message with its top-level ICS_A_* attributes. */
+/*
+ * Called once per reply message with its top-level attributes: ICS_A_* or
+ * ICS_TEST_A_*, as the family the struct icsnl was opened on.
+ */
 typedef int (*icsnl_cb_t)(struct nlattr **tb, void *arg);
+/*
+ * The same with the message's whole attribute stream, for replies that
+ * repeat a top-level attribute (where tb[] keeps only the last one).
+ */
+typedef int (*icsnl_raw_cb_t)(const struct nlattr *attrs, int len, void *arg);
 
-int icsnl_open(struct icsnl *nl);	/* prints the error itself */
+/* Both print the error themselves ("... module not loaded") and return -1. */
+int icsnl_open(struct icsnl *nl);	/* the "ics" family */
+int icsnl_open_test(struct icsnl *nl);	/* the "ics_test" family (ics_test.ko) */
 void icsnl_close(struct icsnl *nl);
 struct nl_msg *icsnl_msg(struct icsnl *nl, uint8_t cmd, int flags);
 int icsnl_do(struct icsnl *nl, struct nl_msg *msg, icsnl_cb_t cb, void *arg);
+int icsnl_do_raw(struct icsnl *nl, struct nl_msg *msg, icsnl_raw_cb_t cb, void *arg);
 int icsnl_dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t arg_len);
 void icsnl_perror(const struct icsnl *nl, const char *ctx, int err);
 
@@ -152,8 +171,33 @@ struct ics_test_result {
 
 extern const char *const ics_rtt_names[ICS_RTT_STATS];	/* "min", "p50", ... */
 int ics_test_parse(struct nlattr **tb, void *result);	/* an icsnl_cb_t */
+/* The same result from ics_test's ICS_TEST_CMD_SEND reply (ICS_TEST_A_*). */
+int ics_test_send_parse(struct nlattr **tb, void *result);
 bool ics_test_ok(const struct ics_test_result *r, uint32_t count);
 void ics_test_json(struct json *j, const struct ics_test_result *r);
+
+/* ics_test's ICS_TEST_CMD_GET reply. */
+struct ics_test_chan {
+	bool have[ICS_TEST_C_MAX + 1];
+	uint64_t v[ICS_TEST_C_MAX + 1];		/* by ICS_TEST_C_* */
+};
+
+struct ics_test_status {
+	uint32_t attached;			/* bit per channel */
+	uint32_t queued;			/* bytes waiting to be checked */
+	bool chan_have[ICS_CHANNELS];		/* a ICS_TEST_A_CHANNEL_STATS for it */
+	struct ics_test_chan chan[ICS_CHANNELS];
+	bool node_have[ICS_MAX_NODES + 1];	/* a ICS_TEST_A_NODE_HASHES for it */
+	uint64_t tx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];	/* by node id, channel */
+	uint64_t rx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
+};
+
+/* An icsnl_raw_cb_t into a zeroed struct ics_test_status: 0 or -EPROTO. */
+int ics_test_status_parse(const struct nlattr *attrs, int len, void *status);
+const char *ics_test_chan_key(int attr);	/* "answer_drops"; NULL: none */
+/* `icsctl test show`: text (counts by fmt->raw) or JSON (fmt->json) to f. */
+void ics_test_status_print(FILE *f, const struct ics_test_status *st,
+			   const struct icsnl_fmt *fmt);
 
 /* Membership: names of states and reasons, the view, events. */
 const char *ics_member_state_name(uint8_t state);	/* "member", "down", ... */

@@ -3,7 +3,8 @@
  * Unit test of the icsnl helpers that need no kernel: count and time
  * formatting, size/number/channel/priority parsing, histogram labels, the
  * JSON writer, and the decoding of replies built here from synthetic
- * attributes (a link, a generator reply, the instance counters).
+ * attributes (a link, both families' generator replies, the instance
+ * counters, the test service's state).
  * Output is TAP: "ok N name" or "not ok N name", then the plan.
  */
 #include <ctype.h>
@@ -327,36 +328,68 @@ static void test_json_fn(struct json *j, const void *r)
 	ics_test_json(j, r);
 }
 
-/* ICS_CMD_SEND_TEST replies: sent/done/failed/error, with and without RTT. */
-static void test_reply(void)
+/* A generator's reply attributes in one family, and that family's parser. */
+#define REPLY_MAX	(ICS_A_MAX > ICS_TEST_A_MAX ? ICS_A_MAX : ICS_TEST_A_MAX)
+
+struct reply_family {
+	const char *name;	/* prefix of the test names */
+	int sent, done, failed, error, rtt;
+	icsnl_cb_t parse;
+	int maxattr;
+};
+
+static const struct reply_family ics_replies = {
+	"ics", ICS_A_TEST_SENT, ICS_A_TEST_DONE, ICS_A_TEST_FAILED, ICS_A_TEST_ERROR,
+	ICS_A_TEST_RTT, ics_test_parse, ICS_A_MAX,
+}, ics_test_replies = {
+	"ics_test", ICS_TEST_A_SENT, ICS_TEST_A_DONE, ICS_TEST_A_FAILED, ICS_TEST_A_ERROR,
+	ICS_TEST_A_RTT, ics_test_send_parse, ICS_TEST_A_MAX,
+};
+
+static const char *fam_name(char *buf, size_t size, const struct reply_family *f,
+			    const char *what)
+{
+	snprintf(buf, size, "%s: %s", f->name, what);
+	return buf;
+}
+
+/*
+ * ICS_CMD_SEND_TEST and ICS_TEST_CMD_SEND replies: sent/done/failed/error,
+ * with and without RTT; one decoding of the same values, other numbers.
+ */
+static void test_reply(const struct reply_family *f)
 {
 	struct nl_msg *msg = nlmsg_alloc();
-	struct nlattr *tb[ICS_A_MAX + 1], *rtt;
+	struct nlattr *tb[REPLY_MAX + 1], *rtt;
 	struct ics_test_result r = { .sent = 5 };
+	char name[96];
 
-	nla_put_u32(msg, ICS_A_TEST_SENT, 4);
-	nla_put_u32(msg, ICS_A_TEST_DONE, 3);
-	nla_put_u32(msg, ICS_A_TEST_FAILED, 1);
-	nla_put_u32(msg, ICS_A_TEST_ERROR, -ETIMEDOUT);	/* either sign */
-	msg_parse(msg, tb, ICS_A_MAX);
-	result(!ics_test_parse(tb, &r) && r.error == ETIMEDOUT && !r.have_rtt,
-	       "generator reply with an error parses");
-	result(!ics_test_ok(&r, 5), "4 of 5 sent, 1 failed: not a success");
+	nla_put_u32(msg, f->sent, 4);
+	nla_put_u32(msg, f->done, 3);
+	nla_put_u32(msg, f->failed, 1);
+	nla_put_u32(msg, f->error, -ETIMEDOUT);	/* either sign */
+	msg_parse(msg, tb, f->maxattr);
+	result(!f->parse(tb, &r) && r.sent == 4 && r.done == 3 && r.failed == 1 &&
+	       r.error == ETIMEDOUT && !r.have_rtt,
+	       fam_name(name, sizeof(name), f, "generator reply with an error parses"));
+	result(!ics_test_ok(&r, 5), fam_name(name, sizeof(name), f,
+					     "4 of 5 sent, 1 failed: not a success"));
 	result(!ics_test_ok(&(struct ics_test_result){ .sent = 5, .done = 5, .error = EINTR }, 5),
-	       "all sent and done but an error: not a success");
+	       fam_name(name, sizeof(name), f, "all sent and done but an error: not a success"));
 	expect_json(json_capture(test_json_fn, &r),
 		    "{\"sent\": 4, \"done\": 3, \"failed\": 1, \"error\": \"ETIMEDOUT\", "
-		    "\"errno\": 110}\n", "generator JSON with an error");
+		    "\"errno\": 110}\n", fam_name(name, sizeof(name), f,
+						   "generator JSON with an error"));
 	nlmsg_free(msg);
 
 	msg = nlmsg_alloc();
 	memset(&r, 0, sizeof(r));
 	r.sent = 9;
-	nla_put_u32(msg, ICS_A_TEST_SENT, 2);
-	nla_put_u32(msg, ICS_A_TEST_DONE, 2);
-	nla_put_u32(msg, ICS_A_TEST_FAILED, 0);
-	nla_put_u32(msg, ICS_A_TEST_ERROR, 0);
-	rtt = nla_nest_start(msg, ICS_A_TEST_RTT);
+	nla_put_u32(msg, f->sent, 2);
+	nla_put_u32(msg, f->done, 2);
+	nla_put_u32(msg, f->failed, 0);
+	nla_put_u32(msg, f->error, 0);
+	rtt = nla_nest_start(msg, f->rtt);
 	nla_put_u32(msg, ICS_RTT_A_COUNT, 2);
 	nla_put_u64(msg, ICS_RTT_A_MIN_NS, 9000);
 	nla_put_u64(msg, ICS_RTT_A_P50_NS, 9500);
@@ -365,23 +398,218 @@ static void test_reply(void)
 	nla_put_u64(msg, ICS_RTT_A_MEAN_NS, 10000);
 	nla_put_u64(msg, ICS_RTT_A_P90_NS, 10500);
 	nla_nest_end(msg, rtt);
-	msg_parse(msg, tb, ICS_A_MAX);
-	result(!ics_test_parse(tb, &r) && r.have_rtt && ics_test_ok(&r, 2) &&
-	       !ics_test_ok(&r, 3), "ping reply parses; ok only for the count sent");
+	msg_parse(msg, tb, f->maxattr);
+	result(!f->parse(tb, &r) && r.have_rtt && ics_test_ok(&r, 2) && !ics_test_ok(&r, 3),
+	       fam_name(name, sizeof(name), f, "ping reply parses; ok only for the count sent"));
 	expect_json(json_capture(test_json_fn, &r),
 		    "{\"sent\": 2, \"done\": 2, \"failed\": 0, \"error\": null, \"errno\": 0, "
 		    "\"rtt\": {\"count\": 2, \"min_ns\": 9000, \"p50_ns\": 9500, "
-		    "\"p99_ns\": 11000, \"max_ns\": 11000, \"mean_ns\": 10000, \"p90_ns\": 10500}}\n",
-		    "generator JSON with round trips");
+		    "\"p99_ns\": 11000, \"max_ns\": 11000, \"mean_ns\": 10000, "
+		    "\"p90_ns\": 10500}}\n",
+		    fam_name(name, sizeof(name), f, "generator JSON with round trips"));
 	nlmsg_free(msg);
 
 	/* A kernel that replies with nothing: the caller's preset count stands. */
 	msg = nlmsg_alloc();
 	memset(&r, 0, sizeof(r));
 	r.sent = 7;
-	msg_parse(msg, tb, ICS_A_MAX);
-	result(!ics_test_parse(tb, &r) && r.sent == 7 && ics_test_ok(&r, 7),
-	       "empty generator reply keeps the count");
+	msg_parse(msg, tb, f->maxattr);
+	result(!f->parse(tb, &r) && r.sent == 7 && ics_test_ok(&r, 7),
+	       fam_name(name, sizeof(name), f, "empty generator reply keeps the count"));
+	nlmsg_free(msg);
+}
+
+static const struct named test_chan_names[] = {
+	NAMED(ICS_TEST_C_, RX_MSGS), NAMED(ICS_TEST_C_, RX_BYTES), NAMED(ICS_TEST_C_, RX_OK),
+	NAMED(ICS_TEST_C_, RX_BAD), NAMED(ICS_TEST_C_, SINKED), NAMED(ICS_TEST_C_, ANSWERS),
+	NAMED(ICS_TEST_C_, ANSWER_DROPS), NAMED(ICS_TEST_C_, REFUSED),
+};
+
+/* Every ICS_TEST_C_* counter has the header's name as its key; ID and PAD none. */
+static void test_chan_keys(void)
+{
+	bool ok = ARRAY_SIZE(test_chan_names) == ICS_TEST_C_MAX - ICS_TEST_C_ID &&
+		  !ics_test_chan_key(ICS_TEST_C_UNSPEC) && !ics_test_chan_key(ICS_TEST_C_PAD) &&
+		  !ics_test_chan_key(ICS_TEST_C_ID) && !ics_test_chan_key(ICS_TEST_C_MAX + 1);
+	char want[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(test_chan_names); i++) {
+		const char *key = ics_test_chan_key(test_chan_names[i].attr);
+
+		lower(want, sizeof(want), test_chan_names[i].name);
+		if (!key || strcmp(key, want)) {
+			printf("# ICS_TEST_C_%s: key \"%s\"\n", test_chan_names[i].name,
+			       key ? key : "(none)");
+			ok = false;
+		}
+	}
+	result(ok, "ics_test channel keys are the ICS_TEST_C_* names in lower case");
+}
+
+/* The attributes put into msg, through the GET decoder. */
+static int status_parse(struct nl_msg *msg, struct ics_test_status *st)
+{
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+
+	memset(st, 0, sizeof(*st));
+	return ics_test_status_parse(nlmsg_attrdata(h, 0), nlmsg_attrlen(h, 0), st);
+}
+
+/* ics_test_status_print() into a string the caller frees. */
+static char *status_print(const struct ics_test_status *st, const struct icsnl_fmt *fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ics_test_status_print(f, st, fmt);
+	fclose(f);
+	return buf;
+}
+
+static void put_chan_stats(struct nl_msg *msg, int ch, uint64_t base)
+{
+	struct nlattr *nest = nla_nest_start(msg, ICS_TEST_A_CHANNEL_STATS);
+	int i;
+
+	nla_put_u32(msg, ICS_TEST_C_ID, ch);
+	nla_put_u64(msg, ICS_TEST_C_PAD, 0);
+	for (i = ICS_TEST_C_RX_MSGS; i <= ICS_TEST_C_REFUSED; i++)
+		nla_put_u64(msg, i, base + i);
+	nla_put_u64(msg, ICS_TEST_C_MAX + 1, 99);	/* newer than this tool */
+	nla_nest_end(msg, nest);
+}
+
+/* A node's hashes: every channel's u32, zero but for the ones given. */
+static void put_hashes(struct nl_msg *msg, int node, int ch, uint32_t tx, uint32_t rx)
+{
+	struct nlattr *nest = nla_nest_start(msg, ICS_TEST_A_NODE_HASHES), *h;
+	int c;
+
+	nla_put_u32(msg, ICS_TEST_H_NODE, node);
+	h = nla_nest_start(msg, ICS_TEST_H_TX);
+	for (c = 0; c < ICS_CHANNELS; c++)
+		nla_put_u32(msg, c + 1, c == ch ? tx : 0);
+	nla_nest_end(msg, h);
+	h = nla_nest_start(msg, ICS_TEST_H_RX);
+	for (c = 0; c < ICS_CHANNELS; c++)
+		nla_put_u32(msg, c + 1, c == ch ? rx : 0);
+	nla_nest_end(msg, h);
+	nla_nest_end(msg, nest);
+}
+
+#define ZERO_CHANS(first) "{\"BOOT\": " first ", \"PRI0\": 0, \"PRI1\": 0, \"CFS\": 0, " \
+	"\"NET\": 0, \"CLSM\": 0, \"DRD\": 0, \"TUNL\": 0, \"CLUA\": 0, \"KEVM\": 0, " \
+	"\"CFSR\": 0, \"RBLD\": 0, \"KCH\": 0, \"DLM\": 0"
+
+/*
+ * ICS_TEST_CMD_GET: repeated channel and node nests (with padding and an
+ * attribute newer than this tool), as JSON and text; then malformed ones.
+ */
+static void test_status(void)
+{
+	struct icsnl_fmt json_fmt = { .json = true }, text = { 0 }, raw = { .raw = true };
+	struct ics_test_status st;
+	struct nl_msg *msg;
+	struct nlattr *nest;
+
+	msg = nlmsg_alloc();
+	nla_put_u32(msg, ICS_TEST_A_CHANNELS, 1U << ICS_CH_CFS | 1U << ICS_CH_KCH |
+		    1U << ICS_CH_TEST);
+	nla_put_u32(msg, ICS_TEST_A_QUEUED, 123456);
+	put_chan_stats(msg, ICS_CH_TEST, 1000000);
+	put_chan_stats(msg, ICS_CH_CFS, 0);
+	put_hashes(msg, 2, ICS_CH_TEST, 0xdeadbeef, 0x1234);
+	put_hashes(msg, 17, ICS_CH_BOOT, 0, 7);
+	nla_put_u32(msg, ICS_TEST_A_MAX + 1, 1);		/* newer than this tool */
+	result(!status_parse(msg, &st) && st.attached == (1U << 3 | 1U << 12 | 1U << 14) &&
+	       st.queued == 123456 && st.chan_have[ICS_CH_TEST] && st.chan_have[ICS_CH_CFS] &&
+	       !st.chan_have[ICS_CH_KCH] && st.chan[ICS_CH_CFS].v[ICS_TEST_C_REFUSED] == 10 &&
+	       st.node_have[2] && st.node_have[17] && !st.node_have[1] &&
+	       st.tx_hash[2][ICS_CH_TEST] == 0xdeadbeef && st.rx_hash[17][ICS_CH_BOOT] == 7,
+	       "ics_test GET reply parses: every channel and node nest");
+	expect_json(status_print(&st, &json_fmt),
+		    "{\"attached\": [\"CFS\", \"KCH\", \"TEST\"], \"queued\": 123456, "
+		    "\"channels\": {\"CFS\": {\"rx_msgs\": 3, \"rx_bytes\": 4, \"rx_ok\": 5, "
+		    "\"rx_bad\": 6, \"sinked\": 7, \"answers\": 8, \"answer_drops\": 9, "
+		    "\"refused\": 10}, \"TEST\": {\"rx_msgs\": 1000003, \"rx_bytes\": 1000004, "
+		    "\"rx_ok\": 1000005, \"rx_bad\": 1000006, \"sinked\": 1000007, "
+		    "\"answers\": 1000008, \"answer_drops\": 1000009, \"refused\": 1000010}}, "
+		    "\"nodes\": {\"2\": {\"tx_hash\": " ZERO_CHANS("0") ", \"TEST\": 3735928559, "
+		    "\"CNX\": 0}, \"rx_hash\": " ZERO_CHANS("0") ", \"TEST\": 4660, \"CNX\": 0}}, "
+		    "\"17\": {\"tx_hash\": " ZERO_CHANS("0") ", \"TEST\": 0, \"CNX\": 0}, "
+		    "\"rx_hash\": " ZERO_CHANS("7") ", \"TEST\": 0, \"CNX\": 0}}}}\n",
+		    "ics_test GET JSON: attached by name, counters, hashes as integers");
+	expect_json(status_print(&st, &text),
+		    "attached: CFS KCH TEST\n"
+		    "queued: 123k bytes\n"
+		    "channel  rx_msgs  rx_bytes  rx_ok  rx_bad  sinked  answers  "
+		    "answer_drops  refused\n"
+		    "CFS            3         4      5       6       7        8  "
+		    "           9       10\n"
+		    "TEST          1m        1m     1m      1m      1m       1m  "
+		    "          1m       1m\n"
+		    "node 2 tx TEST=deadbeef\n"
+		    "node 2 rx TEST=00001234\n"
+		    "node 17 rx BOOT=00000007\n",
+		    "ics_test GET text: table of counters, non-zero hashes only");
+	nlmsg_free(msg);
+
+	/* Nothing attached, nothing counted: the lines that are always there. */
+	msg = nlmsg_alloc();
+	nla_put_u32(msg, ICS_TEST_A_CHANNELS, 0);
+	nla_put_u32(msg, ICS_TEST_A_QUEUED, 1500);
+	result(!status_parse(msg, &st), "ics_test GET reply without nests parses");
+	expect_json(status_print(&st, &raw), "attached: none\nqueued: 1500 bytes\n",
+		    "ics_test GET text when idle, raw counts");
+	expect_json(status_print(&st, &json_fmt),
+		    "{\"attached\": [], \"queued\": 1500, \"channels\": {}, \"nodes\": {}}\n",
+		    "ics_test GET JSON when idle");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_TEST_A_CHANNEL_STATS);
+	nla_put_u64(msg, ICS_TEST_C_RX_MSGS, 1);
+	nla_nest_end(msg, nest);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test channel stats without an id: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	put_chan_stats(msg, ICS_CHANNELS, 0);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test channel id out of range: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	put_chan_stats(msg, ICS_CH_TEST, 0);
+	put_chan_stats(msg, ICS_CH_TEST, 0);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test channel twice: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_TEST_A_CHANNEL_STATS);
+	nla_put_u32(msg, ICS_TEST_C_ID, ICS_CH_TEST);
+	nla_put_u32(msg, ICS_TEST_C_RX_OK, 1);		/* a u64 */
+	nla_nest_end(msg, nest);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test channel with a short u64: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	put_hashes(msg, 0, ICS_CH_TEST, 1, 1);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test hashes of node 0: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	put_hashes(msg, ICS_MAX_NODES, ICS_CH_TEST, 1, 1);
+	put_hashes(msg, ICS_MAX_NODES, ICS_CH_TEST, 1, 1);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test hashes of a node twice: EPROTO");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	nest = nla_nest_start(msg, ICS_TEST_A_NODE_HASHES);
+	nla_put_u32(msg, ICS_TEST_H_TX, 1);
+	nla_nest_end(msg, nest);
+	result(status_parse(msg, &st) == -EPROTO, "ics_test hashes without a node: EPROTO");
 	nlmsg_free(msg);
 }
 
@@ -611,7 +839,10 @@ int main(void)
 
 	link_keys();
 	link_decode();
-	test_reply();
+	test_reply(&ics_replies);
+	test_reply(&ics_test_replies);
+	test_chan_keys();
+	test_status();
 	show_keys();
 	setenv("TZ", "UTC", 1);
 	tzset();
