@@ -4,6 +4,7 @@
 #
 # Environment:
 #   ICS_KO     path of ics.ko to insmod (default ../build/$(uname -r)/kmod/ics.ko)
+#   ICS_TEST_KO  path of ics_test.ko, the test service (default: beside ICS_KO)
 #   PATH       must hold icstat and icsctl (default: ../user is appended)
 #   KSFT_DIR   tools/testing/selftests of a kernel tree, for ktap_helpers.sh
 #   ICS_TIMEOUT_SCALE  multiply every wait deadline (default 1; TCG: the
@@ -92,7 +93,8 @@ ics_init()
 	*":$ICS_TOP/user:"*) ;;
 	*) PATH=$PATH:$ICS_TOP/user ;;
 	esac
-	export PATH ICS_KO
+	: "${ICS_TEST_KO:=$(dirname "$ICS_KO")/ics_test.ko}"
+	export PATH ICS_KO ICS_TEST_KO
 	for c in icstat icsctl; do
 		command -v $c >/dev/null || ics_skip_all "$c not in PATH (make -C user)"
 	done
@@ -225,6 +227,19 @@ ics_deadline() { echo $((SECONDS + $1 * ICS_SCALE)); }
 # ----------------------------------------------------------- module -----
 
 ics_loaded() { grep -q '^ics ' /proc/modules; }
+ics_test_loaded() { grep -q '^ics_test ' /proc/modules; }
+
+# ics_test_load [PARAMS...]: the test service (ics.ko loaded first).
+ics_test_load()
+{
+	local out
+	[ -r "$ICS_TEST_KO" ] || { fail "ics_test.ko not found: $ICS_TEST_KO (make modules)"; return 1; }
+	out=$(insmod "$ICS_TEST_KO" "$@" 2>&1) || { fail "insmod $ICS_TEST_KO $*: $out"; return 1; }
+}
+
+# tsvc_get NS EXPR: EXPR over `icsctl test show -j` (j), e.g.
+# tsvc_get A 'j["channels"]["TEST"]["rx_ok"]'
+tsvc_get() { in_ns "$1" icsctl test show -j | jget "$2"; }
 
 ics_load()
 {
@@ -236,11 +251,19 @@ ics_load()
 	ics_loaded || fail "insmod $* succeeded but ics is not in /proc/modules"
 }
 
-# rmmod, retrying while namespaces are still being torn down.
+# rmmod ics_test, then ics, retrying while namespaces are still being torn down.
 ics_unload()
 {
 	local deadline out
 	deadline=$(ics_deadline 30)
+	while ics_test_loaded; do
+		out=$(rmmod ics_test 2>&1) && break
+		if [ $SECONDS -ge "$deadline" ]; then
+			echo "# rmmod ics_test: $out"
+			return 1
+		fi
+		sleep 0.1
+	done
 	while ics_loaded; do
 		out=$(rmmod ics 2>&1) && break
 		if [ $SECONDS -ge "$deadline" ]; then
