@@ -23,7 +23,7 @@ rm -rf "$src"/kmod/*.o "$src"/kmod/*.ko "$src"/kmod/.*.cmd
 n=$(echo "$kvers" | wc -w)
 k61=$(echo "$kvers" | tr ' ' '\n' | grep '^6\.1\.' | head -n 1)
 echo "TAP version 13"
-echo "1..$((n + 1 + ${k61:+1}))"
+echo "1..$((n + 1 + ${k61:+1} + 0))"
 i=1
 if dkms add --sourcetree "$tmp/src" --dkmstree "$tmp/tree" "ics/$version" >"$tmp/add.log" 2>&1; then
 	echo "ok $i dkms add ics/$version"
@@ -37,7 +37,9 @@ for k in $kvers; do
 	i=$((i + 1))
 	if dkms build --sourcetree "$tmp/src" --dkmstree "$tmp/tree" -k "$k" "ics/$version" \
 		>"$tmp/build.log" 2>&1 &&
-	   modinfo "$tmp/tree/ics/$version/$k/x86_64/module/ics.ko"* 2>/dev/null | grep -q "^vermagic: *$k "; then
+	   modinfo "$tmp/tree/ics/$version/$k/x86_64/module/ics.ko"* 2>/dev/null | grep -q "^vermagic: *$k " &&
+	   modinfo "$tmp/tree/ics/$version/$k/x86_64/module/ics_test.ko"* 2>/dev/null |
+		grep -q "^vermagic: *$k "; then
 		echo "ok $i dkms build for $k"
 	else
 		sed 's/^/# /' "$tmp/build.log" | tail -30
