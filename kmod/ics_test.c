@@ -680,6 +680,11 @@ static int ict_nl_send(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_TEST_A_SIZE], "larger than ICS_MSG_MAX");
 		return -EMSGSIZE;
 	}
+	if ((flags & ICS_TEST_F_PING) && (flags & (ICS_TEST_F_MIXED | ICS_TEST_F_NONBLOCK))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_TEST_A_FLAGS],
+				    "a ping run takes neither MIXED nor NONBLOCK");
+		return -EINVAL;
+	}
 	if ((flags & ICS_TEST_F_PING) && count > ICS_TEST_PING_MAX) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_TEST_A_COUNT],
 				    "at most ICS_TEST_PING_MAX round trips per run");

@@ -916,7 +916,8 @@ struct ics_dev_stats {
  *   ics_rtt_attr, with PING).
  *   Errors: those of ics_send_msg() (ENOTCONN, EINVAL, EHOSTUNREACH,
  *   EHOSTDOWN, EMSGSIZE, EAGAIN, ETIMEDOUT, EINTR, ENOMEM) for the first
- *   message, EBUSY (a PING run is going on). Once one message is queued the
+ *   message, EBUSY (a PING run is going on), EINVAL (PING with MIXED or
+ *   NONBLOCK). Once one message is queued the
  *   reply is a success that reports the counts and the first error.
  *
  * ICS_TEST_CMD_ATTACH (doit, netns admin)
