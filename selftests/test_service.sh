@@ -178,8 +178,9 @@ PY
 	hashes_agree CFS
 }
 
-# PING: one at a time, each answered; to a channel node 2 is not attached
-# to nothing answers (the message is unclaimed there) and the run times out.
+# PING: one at a time, each answered; a ping run takes no MIXED; to a
+# channel node 2 is not attached to nothing answers (the message is
+# unclaimed there) and the run times out.
 ping()
 {
 	local a0 out u0
@@ -189,6 +190,9 @@ ping()
 	assert_eq "pings done" 50 "$(jget 'j["done"]' < "$ICS_TMP/ping")" || return 1
 	assert_eq "round trips measured" 50 "$(jget 'j["rtt"]["count"]' < "$ICS_TMP/ping")" || return 1
 	wait_eq 30 $((a0 + 50)) "node 2 answers" tchan "$NS_B" TEST answers || return 1
+	expect_err 1 "icsctl: test send: .*neither MIXED nor NONBLOCK.*" \
+		in_ns "$NS_A" icsctl test send node 2 channel TEST size 64 count 5 --ping --mixed ||
+		return 1
 	u0=$(chan_get "$NS_B" DLM rx_unclaimed)
 	out=$(in_ns "$NS_A" icsctl test send node 2 channel DLM size 64 count 3 --ping \
 		--timeout 500 2>&1) && { fail "ping on DLM answered: $out"; return 1; }
