@@ -251,26 +251,21 @@ ics_load()
 	ics_loaded || fail "insmod $* succeeded but ics is not in /proc/modules"
 }
 
-# rmmod ics_test, then ics, retrying while namespaces are still being torn down.
+# rmmod ics_test, then ics, retrying while namespaces are still being torn
+# down (and, for ics_test, while a run still pins it).
 ics_unload()
 {
-	local deadline out
+	local deadline out mod
 	deadline=$(ics_deadline 30)
-	while ics_test_loaded; do
-		out=$(rmmod ics_test 2>&1) && break
-		if [ $SECONDS -ge "$deadline" ]; then
-			echo "# rmmod ics_test: $out"
-			return 1
-		fi
-		sleep 0.1
-	done
-	while ics_loaded; do
-		out=$(rmmod ics 2>&1) && break
-		if [ $SECONDS -ge "$deadline" ]; then
-			echo "# rmmod ics: $out"
-			return 1
-		fi
-		sleep 0.1
+	for mod in ics_test ics; do
+		while grep -q "^$mod " /proc/modules; do
+			out=$(rmmod $mod 2>&1) && break
+			if [ $SECONDS -ge "$deadline" ]; then
+				echo "# rmmod $mod: $out"
+				return 1
+			fi
+			sleep 0.1
+		done
 	done
 	! ics_loaded || fail "ics still loaded after rmmod"
 }
