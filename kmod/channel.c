@@ -76,7 +76,7 @@ int ics_send_msg(struct net *net, u8 node, unsigned int channel, const void *dat
 		return -EINVAL;
 	if (len > ICS_MSG_MAX)
 		return -EMSGSIZE;
-	return ics_link_send(ics_net(net), node, channel, 0, data, len, args, gfp);
+	return ics_link_send(ics_net(net), node, channel, data, len, args, gfp);
 }
 EXPORT_SYMBOL_GPL(ics_send_msg);
 

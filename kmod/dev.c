@@ -513,19 +513,6 @@ static void ics_file_sent_sync(void *ctx, int err)
 	ics_sync_put(s);
 }
 
-static u8 ics_wire_flags(u16 flags)
-{
-	u8 w = 0;
-
-	if (flags & ICS_DEV_F_ECHO)
-		w |= ICS_WF_ECHO;
-	if (flags & ICS_DEV_F_ECHO_LEN)
-		w |= ICS_WF_ECHO_LEN;
-	if (flags & ICS_DEV_F_SINK)
-		w |= ICS_WF_SINK;
-	return w;
-}
-
 static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct ics_file *f = iocb->ki_filp->private_data;
@@ -545,9 +532,7 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (hdr.len > ICS_MSG_MAX)
 		return -EMSGSIZE;
 	if (hdr.len != count - sizeof(hdr) || hdr.channel != channel ||
-	    (hdr.flags & ~ICS_DEV_F_WRITE) ||
-	    ((hdr.flags & ICS_DEV_F_ECHO_LEN) && (!(hdr.flags & ICS_DEV_F_ECHO) || hdr.len < 4)) ||
-	    ((hdr.flags & ICS_DEV_F_ECHO) && (hdr.flags & ICS_DEV_F_SINK)))
+	    (hdr.flags & ~ICS_DEV_F_WRITE))
 		return -EINVAL;
 	if (hdr.node < 1 || hdr.node > ICS_MAX_NODES)
 		return -EINVAL;
@@ -569,8 +554,7 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	}
 	refcount_inc(&f->ref);
 	/* the writer's memory: charged to it, and it fails rather than the OOM killer */
-	err = ics_link_send_iter(ics_net(f->net), hdr.node, channel, ics_wire_flags(hdr.flags),
-				 NULL, from, hdr.len, &args,
+	err = ics_link_send_iter(ics_net(f->net), hdr.node, channel, NULL, from, hdr.len, &args,
 				 GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (err == -ETIMEDOUT)
 		err = -EAGAIN;	/* sndtimeo ran out, as SO_SNDTIMEO says it */

@@ -28,7 +28,7 @@
  * Locks, outermost first:
  *   RTNL               bind/unbind, the netdev notifier
  *   stats_lock         the reset baseline (taken under RTNL)
- *   reg_lock, ping_lock  handler registration; one ping run at a time
+ *   reg_lock           handler registration
  *   member_lock        the membership view of an instance (member.c): every
  *                      peer's state and heartbeat fields, the generation,
  *                      quorum, the event queue. Taken per heartbeat, per
@@ -48,7 +48,6 @@
 #define _ICS_INTERNAL_H
 
 #include <linux/etherdevice.h>
-#include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -81,8 +80,6 @@ struct ics_chan_stats {
 	struct ics_dir_stats tx;
 	struct ics_dir_stats rx;
 	u64 rx_unclaimed;
-	u64 rx_pattern_ok;
-	u64 rx_pattern_bad;
 };
 
 struct ics_node_stats {
@@ -97,8 +94,6 @@ struct ics_stats {
 	struct ics_node_stats node[ICS_MAX_NODES + 1];
 	u64 ctr[__ICS_STAT_LAST];
 };
-
-struct ics_ping;
 
 struct ics_net {
 	struct net *net;
@@ -122,12 +117,6 @@ struct ics_net {
 	struct ics_handler __rcu *handlers[ICS_CHANNELS];
 
 	u8 prio[ICS_CHANNELS];		/* send priority: READ_ONCE; genl writes */
-	struct mutex ping_lock;		/* one ICS_TEST_F_PING run at a time */
-	wait_queue_head_t ping_wq;	/* its lock protects ping */
-	struct ics_ping *ping;		/* the run waiting for a pong */
-	/* test hashes: tx under the link's tx_lock, rx under peer->lock */
-	u32 tx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
-	u32 rx_hash[ICS_MAX_NODES + 1][ICS_CHANNELS];
 
 	/* membership (member.c); member_lock unless said otherwise */
 	spinlock_t member_lock;
@@ -356,9 +345,7 @@ struct ics_peer {
 struct ics_msg {
 	struct list_head list;		/* chanq.pending, link.sent, chanq.landed */
 	u8 channel;
-	u8 flags;			/* ICS_WF_* */
 	u8 node;			/* where it goes */
-	u8 src;				/* our node id, for the test pattern */
 	bool cut;			/* every frame built once */
 	bool paged;			/* data in pages[], not data[] */
 	u32 len;
@@ -367,7 +354,7 @@ struct ics_msg {
 	void (*done)(void *ctx, int err);
 	void *ctx;
 	struct module *owner;		/* @done's, pinned until it returned */
-	union {				/* neither with ICS_WF_TESTPAT */
+	union {
 		DECLARE_FLEX_ARRAY(u8, data);
 		DECLARE_FLEX_ARRAY(struct page *, pages);
 	};
@@ -492,9 +479,9 @@ void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
 /* link_tx.c: the send side of a link */
 u32 ics_window(const struct ics_peer *p);
 void ics_link_init(struct ics_peer *p);
-int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+int ics_link_send(struct ics_net *in, u8 node, u8 channel, const void *data,
 		  u32 len, const struct ics_send_args *args, gfp_t gfp);
-int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, const void *data,
 		       struct iov_iter *from, u32 len, const struct ics_send_args *args,
 		       gfp_t gfp);
 bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len);
@@ -521,14 +508,7 @@ void ics_link_held_purge(struct ics_peer *p);
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev);
-/*
- * ics_deliver()'s @pattern: the generator's pattern not looked at yet, or
- * every fragment of the message verified (or not) as reassembly took it.
- */
-enum ics_pattern { ICS_PAT_UNCHECKED, ICS_PAT_FRAGS_OK, ICS_PAT_BAD };
-
-void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
-		 enum ics_pattern pattern);
+void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);
 int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb);
 
 /* peer.c */
@@ -547,7 +527,7 @@ struct ics_frag {
 
 /* skb->cb of a received data frame until reassembly takes it over */
 struct ics_rx_cb {
-	struct ics_frag f;	/* f.flags without ICS_WF_ACKREQ */
+	struct ics_frag f;	/* f.flags: ICS_WF_BUNDLE or 0 */
 	u32 seq;
 	bool ackreq;
 };
@@ -637,32 +617,6 @@ struct ics_member_info {
 };
 
 bool ics_member_info(struct ics_net *in, unsigned int idx, struct ics_member_info *mi);
-
-/* testgen.c */
-struct ics_ping {
-	u8 node, channel;
-	bool answered;
-};
-
-struct ics_test_result {
-	u32 sent, done, failed;
-	int error;
-	u32 rtt_count;
-	u64 rtt_min, rtt_p50, rtt_p90, rtt_p99, rtt_max, rtt_mean;
-};
-
-u32 ics_pattern_seed(u8 src, u8 channel, u32 msg_id, u32 len);
-void ics_pattern_fill(u32 seed, u8 *to, u32 off, u32 n);
-bool ics_pattern_check(struct sk_buff *skb, u32 seed, u32 msg_off);
-bool ics_pattern_check_joined(struct sk_buff *skb, u32 seed);
-int ics_testgen(struct ics_net *in, u8 node, u8 channel, u32 size, u32 count, u32 flags,
-		u32 timeout_ms, struct ics_test_result *r);
-void ics_pong_rcv(struct ics_net *in, u8 src, u8 channel);
-
-static inline u32 ics_test_hash(u32 prev, u32 msg_id, u32 len, bool ok)
-{
-	return jhash_3words(msg_id, len, ok, prev);
-}
 
 /* dev.c */
 int ics_dev_init(void);

@@ -90,7 +90,7 @@ static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct
 			kfree_skb(m);
 			goto fail;
 		}
-		ics_deliver(p, f->channel, r.flags, f->msg_id + k, m, ICS_PAT_UNCHECKED);
+		ics_deliver(p, f->channel, f->msg_id + k, m);
 		off += len;
 		k++;
 	}
@@ -233,7 +233,7 @@ static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 			return false;
 	} else if (f.off == 0 && skb->len == f.msg_len) {
 		ics_count_rx_frame(in, f.frame_len);
-		ics_deliver(p, f.channel, f.flags, f.msg_id, skb, ICS_PAT_UNCHECKED);
+		ics_deliver(p, f.channel, f.msg_id, skb);
 	} else if (!ics_reasm_rcv(p->b, p, skb, &f)) {
 		return false;
 	}

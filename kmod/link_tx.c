@@ -398,17 +398,14 @@ static void ics_frame_attach(struct sk_buff *skb, const struct ics_msg *m, u32 o
 }
 
 /*
- * An unpaged message's @n bytes from @off into @to: copied, or the test
- * pattern. Paged messages are never copied: their frames reference the
- * pages, and no bundle holds one (the copybreak is the bundle's limit).
+ * An unpaged message's @n bytes from @off into @to. Paged messages are
+ * never copied: their frames reference the pages, and no bundle holds one
+ * (the copybreak is the bundle's limit).
  */
 static void ics_msg_copy(const struct ics_msg *m, u8 *to, u32 off, u32 n)
 {
 	BUILD_BUG_ON(ICS_BUNDLE_MSG_MAX > ICS_COPYBREAK);
-	if (m->flags & ICS_WF_TESTPAT)
-		ics_pattern_fill(ics_pattern_seed(m->src, m->channel, m->msg_id, m->len), to, off, n);
-	else
-		memcpy(to, m->data + off, n);
+	memcpy(to, m->data + off, n);
 }
 
 /* The payload of a bundle: @k messages from @m on, as link.sent holds them. */
@@ -419,7 +416,6 @@ static void ics_bundle_fill(u8 *to, const struct ics_msg *m, u16 k)
 	for (; k; k--, m = list_next_entry(m, list)) {
 		r = (struct ics_wire_brec *)to;
 		r->len = htons(m->len);
-		r->flags = m->flags;
 		r->reserved = 0;
 		to += sizeof(*r);
 		ics_msg_copy(m, to, 0, m->len);
@@ -435,7 +431,7 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 	struct ics_link *l = &p->link;
 	struct ics_hdr_args a = {
 		.type = ICS_FT_DATA,
-		.flags = m->flags | flags,
+		.flags = flags,
 		.channel = m->channel,
 		.dst = p->node_id,
 		.sess = l->tx_sess,
@@ -792,16 +788,12 @@ static int ics_enqueue(struct ics_net *in, struct ics_msg *m, const struct ics_r
 		ics_count(in, ICS_STAT_TX_HOSTDOWN);
 		ics_unreserve_locked(in, l, node, m->channel, r);
 	} else {
-		m->src = b->node_id;
 		m->msg_id = ++l->next_msg_id[m->channel];
 		list_add_tail(&m->list, &l->q[m->channel].pending);
 		l->queued_msgs++;
 		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
 		ics_stat_inc(in->stats->node[node].tx_msgs);
 		ics_stat_add(in->stats->node[node].tx_bytes, m->len);
-		if (m->flags & ICS_WF_TESTPAT)
-			in->tx_hash[node][m->channel] =
-				ics_test_hash(in->tx_hash[node][m->channel], m->msg_id, m->len, true);
 		if (in_task() && READ_ONCE(in->prio[m->channel]))
 			WRITE_ONCE(l->push_cpu, raw_smp_processor_id());
 		ics_push_locked(p);
@@ -846,8 +838,8 @@ bool ics_link_room(struct ics_net *in, u8 node, u8 ch, u32 len)
 }
 
 /*
- * A message holding @len bytes from @data or @from (neither for the test
- * pattern: @len 0): up to ICS_COPYBREAK inline, beyond in pages of its own.
+ * A message holding @len bytes from @data or @from: up to ICS_COPYBREAK
+ * inline, beyond in pages of its own.
  * This is the send side's one copy; the frames reference these pages.
  */
 static struct ics_msg *ics_msg_alloc(u32 len, const void *data, struct iov_iter *from,
@@ -891,11 +883,10 @@ fault:
 }
 
 /*
- * Queue a message whose @len bytes come from @data, from @from (a user
- * buffer, copied straight into the message), or, with ICS_WF_TESTPAT, from
- * the test pattern.
+ * Queue a message whose @len bytes come from @data or from @from (a user
+ * buffer, copied straight into the message).
  */
-int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, const void *data,
 		       struct iov_iter *from, u32 len, const struct ics_send_args *args,
 		       gfp_t gfp)
 {
@@ -934,14 +925,13 @@ int ics_link_send_iter(struct ics_net *in, u8 node, u8 channel, u8 flags, const 
 		return -ENODEV;
 	}
 
-	m = ics_msg_alloc(flags & ICS_WF_TESTPAT ? 0 : len, data, from, gfp);
+	m = ics_msg_alloc(len, data, from, gfp);
 	if (IS_ERR(m)) {
 		ics_unreserve(in, node, channel, &r);
 		err = PTR_ERR(m);
 		goto put;
 	}
 	m->channel = channel;
-	m->flags = flags;
 	m->node = node;
 	m->len = len;
 	if (args && args->done) {
@@ -959,10 +949,10 @@ put:
 	return err;
 }
 
-int ics_link_send(struct ics_net *in, u8 node, u8 channel, u8 flags, const void *data,
+int ics_link_send(struct ics_net *in, u8 node, u8 channel, const void *data,
 		  u32 len, const struct ics_send_args *args, gfp_t gfp)
 {
-	return ics_link_send_iter(in, node, channel, flags, data, NULL, len, args, gfp);
+	return ics_link_send_iter(in, node, channel, data, NULL, len, args, gfp);
 }
 
 static void ics_rto_update(struct ics_link *l)

@@ -93,8 +93,6 @@ static int __net_init ics_net_init(struct net *net)
 	in->state = ICS_STATE_UNUSED;
 	mutex_init(&in->stats_lock);
 	mutex_init(&in->reg_lock);
-	mutex_init(&in->ping_lock);
-	init_waitqueue_head(&in->ping_wq);
 	memcpy(in->prio, ics_default_prio, sizeof(in->prio));
 	in->reset_time = ktime_get_ns();
 	ics_flow_init(in);

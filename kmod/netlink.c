@@ -2,8 +2,8 @@
 /*
  * Generic netlink family "ics"; the UAPI header's top comment is its spec.
  *
- * The family runs with parallel_ops: no genl_mutex is held, so a long
- * ICS_CMD_SEND_TEST does not stall every other family. Configuration takes
+ * The family runs with parallel_ops: no genl_mutex is held, so a dump
+ * does not stall every other family. Configuration takes
  * RTNL, statistics take only ics_net.stats_lock, the membership view
  * member_lock. Membership events go to the "events" multicast group from
  * member.c's worker (ics_nl_event()).
@@ -45,11 +45,6 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_IFNAME] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
 	[ICS_A_NODE_ID] = { .type = NLA_U32 },
 	[ICS_A_CLUSTER_ID] = { .type = NLA_U32 },
-	[ICS_A_TEST_CHANNEL] = { .type = NLA_U32 },
-	[ICS_A_TEST_SIZE] = { .type = NLA_U32 },
-	[ICS_A_TEST_COUNT] = { .type = NLA_U32 },
-	[ICS_A_TEST_FLAGS] = NLA_POLICY_MASK(NLA_U32, ICS_TEST_F_ALL),
-	[ICS_A_TEST_TIMEOUT_MS] = { .type = NLA_U32 },
 	[ICS_A_CHANNEL] = NLA_POLICY_NESTED(ics_chan_policy),
 	[ICS_A_HEARTBEAT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &ics_hb_ms_range),
 	[ICS_A_HEARTBEAT_MISSES] = NLA_POLICY_RANGE(NLA_U32, 1, ICS_HEARTBEAT_MISSES_MAX),
@@ -213,9 +208,6 @@ static int ics_nl_reset(struct sk_buff *skb, struct genl_info *info)
 	struct ics_net *in = ics_nl_net(info);
 
 	ics_stats_reset(in);
-	/* Test hashes restart too; a reset during traffic makes them unequal. */
-	memset(in->tx_hash, 0, sizeof(in->tx_hash));
-	memset(in->rx_hash, 0, sizeof(in->rx_hash));
 	return 0;
 }
 
@@ -301,25 +293,8 @@ static int ics_nl_put_channel(struct sk_buff *skb, struct ics_net *in, unsigned 
 	    ics_nl_put_dir(skb, ICS_CHAN_A_TX, &cs.tx) ||
 	    ics_nl_put_dir(skb, ICS_CHAN_A_RX, &cs.rx) ||
 	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_UNCLAIMED, cs.rx_unclaimed, ICS_CHAN_A_PAD) ||
-	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_PATTERN_OK, cs.rx_pattern_ok, ICS_CHAN_A_PAD) ||
-	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_PATTERN_BAD, cs.rx_pattern_bad,
-			      ICS_CHAN_A_PAD) ||
 	    nla_put_u8(skb, ICS_CHAN_A_PRIO, READ_ONCE(in->prio[ch])))
 		return -EMSGSIZE;
-	nla_nest_end(skb, nest);
-	return 0;
-}
-
-static int ics_nl_put_hashes(struct sk_buff *skb, int type, const u32 *hash)
-{
-	struct nlattr *nest = nla_nest_start(skb, type);
-	int ch;
-
-	if (!nest)
-		return -EMSGSIZE;
-	for (ch = 0; ch < ICS_CHANNELS; ch++)
-		if (nla_put_u32(skb, ch + 1, READ_ONCE(hash[ch])))
-			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
 }
@@ -363,9 +338,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_MSGS, ns.tx_msgs, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_BYTES, ns.tx_bytes, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_MSGS, ns.rx_msgs, ICS_NODE_A_PAD) ||
-	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_BYTES, ns.rx_bytes, ICS_NODE_A_PAD) ||
-	    ics_nl_put_hashes(skb, ICS_NODE_A_TX_TESTHASH, in->tx_hash[id]) ||
-	    ics_nl_put_hashes(skb, ICS_NODE_A_RX_TESTHASH, in->rx_hash[id]))
+	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_BYTES, ns.rx_bytes, ICS_NODE_A_PAD))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -648,102 +621,6 @@ out:
 	mutex_unlock(&ics_nl_ev_lock);
 }
 
-static int ics_nl_put_rtt(struct sk_buff *msg, const struct ics_test_result *r)
-{
-	struct nlattr *nest = nla_nest_start(msg, ICS_A_TEST_RTT);
-
-	if (!nest ||
-	    nla_put_u32(msg, ICS_RTT_A_COUNT, r->rtt_count) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_MIN_NS, r->rtt_min, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_P50_NS, r->rtt_p50, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_P99_NS, r->rtt_p99, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_MAX_NS, r->rtt_max, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_P90_NS, r->rtt_p90, ICS_RTT_A_PAD))
-		return -EMSGSIZE;
-	nla_nest_end(msg, nest);
-	return 0;
-}
-
-static int ics_nl_send_test(struct sk_buff *skb, struct genl_info *info)
-{
-	struct nlattr **a = info->attrs;
-	u32 node, ch, size, count, flags = 0, timeout_ms = 0;
-	struct ics_test_result r;
-	struct sk_buff *msg;
-	void *hdr;
-	int err;
-
-	if (GENL_REQ_ATTR_CHECK(info, ICS_A_NODE_ID) ||
-	    GENL_REQ_ATTR_CHECK(info, ICS_A_TEST_CHANNEL) ||
-	    GENL_REQ_ATTR_CHECK(info, ICS_A_TEST_SIZE) ||
-	    GENL_REQ_ATTR_CHECK(info, ICS_A_TEST_COUNT))
-		return -EINVAL;
-	node = nla_get_u32(a[ICS_A_NODE_ID]);
-	ch = nla_get_u32(a[ICS_A_TEST_CHANNEL]);
-	size = nla_get_u32(a[ICS_A_TEST_SIZE]);
-	count = nla_get_u32(a[ICS_A_TEST_COUNT]);
-	if (a[ICS_A_TEST_FLAGS])
-		flags = nla_get_u32(a[ICS_A_TEST_FLAGS]);
-	if (a[ICS_A_TEST_TIMEOUT_MS])
-		timeout_ms = nla_get_u32(a[ICS_A_TEST_TIMEOUT_MS]);
-
-	if (node < 1 || node > ICS_MAX_NODES) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_A_NODE_ID], "node id out of range 1..64");
-		return -EINVAL;
-	}
-	if (ch >= ICS_CHANNELS) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_A_TEST_CHANNEL], "no such channel");
-		return -EINVAL;
-	}
-	if (size > ICS_MSG_MAX) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_A_TEST_SIZE],
-				    "message larger than 16 MiB");
-		return -EMSGSIZE;
-	}
-	if (!count) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ICS_A_TEST_COUNT], "count must be >= 1");
-		return -EINVAL;
-	}
-
-	err = ics_testgen(ics_nl_net(info), node, ch, size, count, flags, timeout_ms, &r);
-	if (err && !r.error)
-		r.error = err;
-	switch (r.sent ? 0 : err) {
-	case 0:
-		break;
-	case -ENOTCONN:
-		NL_SET_ERR_MSG_MOD(info->extack, "instance is not bound");
-		return err;
-	case -EHOSTUNREACH:
-		NL_SET_ERR_MSG_MOD(info->extack, "node never heard from on this NIC");
-		return err;
-	case -EINVAL:
-		NL_SET_ERR_MSG_MOD(info->extack, "cannot send to our own node id");
-		return err;
-	case -EAGAIN:
-		NL_SET_ERR_MSG_MOD(info->extack, "queue full");
-		return err;
-	default:
-		return err;
-	}
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &ics_family, 0, ICS_CMD_SEND_TEST);
-	if (!hdr || nla_put_u32(msg, ICS_A_TEST_SENT, r.sent) ||
-	    nla_put_u32(msg, ICS_A_TEST_DONE, r.done) ||
-	    nla_put_u32(msg, ICS_A_TEST_FAILED, r.failed) ||
-	    nla_put_u32(msg, ICS_A_TEST_ERROR, -r.error) ||
-	    ((flags & ICS_TEST_F_PING) && ics_nl_put_rtt(msg, &r))) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-}
-
 static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_GET_INSTANCE, .doit = ics_nl_get_instance },
 	{ .cmd = ICS_CMD_BIND, .doit = ics_nl_bind, .flags = GENL_UNS_ADMIN_PERM },
@@ -751,7 +628,6 @@ static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_RESET_STATS, .doit = ics_nl_reset, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_CHANNELS, .dumpit = ics_nl_dump_channels },
 	{ .cmd = ICS_CMD_GET_NODES, .dumpit = ics_nl_dump_nodes },
-	{ .cmd = ICS_CMD_SEND_TEST, .doit = ics_nl_send_test, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_LINKS, .dumpit = ics_nl_dump_links },
 	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_SET_INSTANCE, .doit = ics_nl_set_instance, .flags = GENL_UNS_ADMIN_PERM },

@@ -60,8 +60,6 @@ struct ics_reasm {
 	u32 msg_len;
 	u32 have;		/* payload bytes held */
 	u8 channel;
-	u8 flags;
-	bool pattern_bad;	/* a test-pattern fragment did not verify */
 	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
 	unsigned long resv;
 	unsigned long truesize;
@@ -149,7 +147,6 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	r->msg_id = f->msg_id;
 	r->msg_len = f->msg_len;
 	r->channel = f->channel;
-	r->flags = f->flags;
 	__skb_queue_head_init(&r->frags);
 	list_add_tail(&r->list, &p->reasm);
 	p->nr_reasm++;
@@ -228,7 +225,7 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		goto drop;
 	}
-	if (r->msg_len != f->msg_len || r->flags != f->flags) {
+	if (r->msg_len != f->msg_len) {
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		goto drop;
 	}
@@ -256,18 +253,10 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
-	/* The generator's pattern, a fragment at a time (see ics_deliver()). */
-	if ((f->flags & ICS_WF_TESTPAT) &&
-	    !ics_pattern_check(skb, ics_pattern_seed(p->node_id, f->channel, f->msg_id, f->msg_len),
-			       f->off))
-		r->pattern_bad = true;
 	if (r->have == r->msg_len) {
-		bool bad = r->pattern_bad;
-
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
-		ics_deliver(p, f->channel, f->flags, f->msg_id, msg,
-			    bad ? ICS_PAT_BAD : ICS_PAT_FRAGS_OK);
+		ics_deliver(p, f->channel, f->msg_id, msg);
 	}
 	return true;
 

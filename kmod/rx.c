@@ -76,7 +76,7 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 
 /*
  * Do the records of the bundle @skb (header still on) tile its @len payload
- * bytes exactly, at least two of them, each with a message's flags only?
+ * bytes exactly, at least two of them, each with its reserved field 0?
  * Then link_rx.c takes them apart without checking again.
  */
 static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
@@ -87,7 +87,7 @@ static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
 	while (off < len) {
 		if (len - off < sizeof(r) ||
 		    skb_copy_bits(skb, ICS_HDR_LEN + off, &r, sizeof(r)) ||
-		    (r.flags & ~ICS_WF_MSG))
+		    r.reserved)
 			return false;
 		off += sizeof(r) + ntohs(r.len);
 		n++;
@@ -95,51 +95,14 @@ static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
 	return off == len && n >= 2;
 }
 
-/*
- * The TEST service (ICS_WF_ECHO, ICS_WF_SINK): answers in softirq, without
- * waiting; an answer that finds the queue full is dropped and counted, the
- * asker's timeout covers it. Consumes @skb.
- */
-static void ics_test_service(struct ics_net *in, u8 src, u8 channel, u8 flags,
-			     struct sk_buff *skb)
-{
-	struct ics_send_args nb = { .flags = ICS_SEND_NONBLOCK };
-	u32 len = skb->len;
-	__be32 want;
-
-	if (flags & ICS_WF_SINK) {
-		ics_count(in, ICS_STAT_TEST_SINKED);
-		consume_skb(skb);
-		return;
-	}
-	if (flags & ICS_WF_ECHO_LEN) {
-		/* A size the sender chose: believed only up to the largest message. */
-		if (skb_copy_bits(skb, 0, &want, sizeof(want)) ||
-		    ntohl(want) > ICS_MSG_MAX) {
-			ics_count(in, ICS_STAT_TEST_ECHO_DROPS);
-			consume_skb(skb);
-			return;
-		}
-		len = ntohl(want);
-	}
-	consume_skb(skb);
-	if (ics_link_send(in, src, channel, ICS_WF_TESTPAT, NULL, len, &nb, GFP_ATOMIC))
-		ics_count(in, ICS_STAT_TEST_ECHO_DROPS);
-	else
-		ics_count(in, ICS_STAT_TEST_ECHOES);
-}
-
 /* Called under peer->lock, in order (link_rx.c); consumes @skb. */
-void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk_buff *skb,
-		 enum ics_pattern pattern)
+void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
 {
 	struct ics_net *in = p->b->in;
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
 	struct ics_link *l = &p->link;
-	struct ics_send_args pong = { .flags = ICS_SEND_NONBLOCK };
 	u8 src = p->node_id;
 	u32 len = skb->len;
-	bool ok;
 
 	/* Resent after a session restart, but delivered before: once only. */
 	if ((l->rx_last_valid & BIT(channel)) && !ics_before(l->rx_last_msg[channel], msg_id)) {
@@ -153,41 +116,6 @@ void ics_deliver(struct ics_peer *p, u8 channel, u8 flags, u32 msg_id, struct sk
 	ics_count_dir(&cs->rx, len);
 	ics_stat_inc(in->stats->node[src].rx_msgs);
 	ics_stat_add(in->stats->node[src].rx_bytes, len);
-
-	if (flags & ICS_WF_TESTPAT) {
-		u32 seed = ics_pattern_seed(src, channel, msg_id, len);
-
-		/*
-		 * A large message's bytes were checked fragment by fragment
-		 * (reasm.c), so no delivery holds the peer's lock for a scan of
-		 * megabytes; here only the order of the join.
-		 */
-		if (pattern == ICS_PAT_UNCHECKED)
-			ok = ics_pattern_check(skb, seed, 0);
-		else
-			ok = pattern == ICS_PAT_FRAGS_OK && ics_pattern_check_joined(skb, seed);
-		if (ok)
-			ics_stat_inc(cs->rx_pattern_ok);
-		else
-			ics_stat_inc(cs->rx_pattern_bad);
-		in->rx_hash[src][channel] = ics_test_hash(in->rx_hash[src][channel], msg_id, len, ok);
-	}
-	if (flags & ICS_WF_PING) {
-		/* Answer in kind; a full queue drops the answer, the pinger times out. */
-		ics_link_send(in, src, channel, ICS_WF_PONG | ICS_WF_TESTPAT, NULL, len, &pong,
-			      GFP_ATOMIC);
-		consume_skb(skb);
-		return;
-	}
-	if (flags & ICS_WF_PONG) {
-		ics_pong_rcv(in, src, channel);
-		consume_skb(skb);
-		return;
-	}
-	if (flags & (ICS_WF_ECHO | ICS_WF_SINK)) {
-		ics_test_service(in, src, channel, flags, skb);
-		return;
-	}
 
 	/* After the messages held before it, or if its handler refuses it. */
 	if (!skb_queue_empty(&l->held[channel]) || ics_offer(p, channel, skb))

@@ -65,8 +65,8 @@
  *   Request: nothing. Errors: ENOTCONN (not bound). Counters survive.
  *
  * ICS_CMD_RESET_STATS (doit, admin)
- *   Request: nothing. Zeroes the instance, channel and node counters and
- *   the test hashes; link counters count since the peer was first heard.
+ *   Request: nothing. Zeroes the instance, channel and node counters; link
+ *   counters count since the peer was first heard.
  *
  * ICS_CMD_GET_CHANNELS (dump)
  *   One message per channel, in channel-id order:
@@ -81,8 +81,6 @@
  *         ICS_DIR_A_HIST: nest, ICS_HIST_ROWS u64 attributes; the
  *           attribute type of row r is r + 1 (see "Histogram rows")
  *       ICS_CHAN_A_RX_UNCLAIMED: u64, received with no handler, freed
- *       ICS_CHAN_A_RX_PATTERN_OK: u64, test-pattern messages that verified
- *       ICS_CHAN_A_RX_PATTERN_BAD: u64, test-pattern messages that did not
  *       ICS_CHAN_A_PRIO: u8, send priority (0 first)
  *   The dump is interrupted (NLM_F_DUMP_INTR) if a reset, bind or unbind
  *   happened while it ran.
@@ -97,39 +95,8 @@
  *       ICS_NODE_A_LAST_HEARD_MS: u64, ms since its last frame, when reachable
  *       ICS_NODE_A_TX_MSGS, ICS_NODE_A_TX_BYTES: u64, sent to it
  *       ICS_NODE_A_RX_MSGS, ICS_NODE_A_RX_BYTES: u64, received from it
- *       ICS_NODE_A_TX_TESTHASH, ICS_NODE_A_RX_TESTHASH: nest of 16 u32
- *         (type = channel + 1): a hash chained over every test-pattern
- *         message sent to / delivered from the node on that channel, in
- *         order (msg id, length, content verdict). Equal hashes on sender
- *         and receiver mean nothing was lost, duplicated or reordered.
  *   Node counters count data messages; ics's own hellos count only in the
  *   CNX channel and in ICS_STAT_HELLO_TX/RX.
- *
- * ICS_CMD_SEND_TEST (doit, admin)
- *   The in-kernel traffic generator: send COUNT messages of SIZE bytes to a
- *   node on a channel, each filled with a test pattern the receiver checks
- *   (ICS_CHAN_A_RX_PATTERN_OK/BAD). Messages are queued on the link like any
- *   kernel sender's; a full queue blocks for up to TIMEOUT_MS per message.
- *   Request:
- *     ICS_A_NODE_ID: u32
- *     ICS_A_TEST_CHANNEL: u32, an enum ics_channel
- *     ICS_A_TEST_SIZE: u32, 0..ICS_MSG_MAX (the largest, with MIXED)
- *     ICS_A_TEST_COUNT: u32, >= 1
- *     ICS_A_TEST_FLAGS: u32, ICS_TEST_F_*, optional
- *     ICS_A_TEST_TIMEOUT_MS: u32, optional, default 10000 (with PING:
- *       the wait for each answer)
- *   Reply:
- *     ICS_A_TEST_SENT: u32, messages queued
- *     ICS_A_TEST_DONE: u32, of those, acknowledged (WAIT or PING)
- *     ICS_A_TEST_FAILED: u32, of those, failed (WAIT or PING)
- *     ICS_A_TEST_ERROR: u32, errno of the first failure, 0 if none
- *     ICS_A_TEST_RTT: nest, with PING
- *   Errors: ENOTCONN (not bound), EINVAL (node id or channel out of range,
- *   count 0, unknown flags, sending to our own node id), EHOSTUNREACH (node
- *   never heard from), EHOSTDOWN (node down or left), EMSGSIZE (size >
- *   ICS_MSG_MAX), EAGAIN (queue full, with NONBLOCK and nothing queued),
- *   ETIMEDOUT (queue stayed full), EINTR (signal), ENOMEM. Once one message is queued the reply is a success that
- *   reports the counts and the first error.
  *
  * ICS_CMD_GET_LINKS (dump)
  *   One message per known peer: ICS_A_LINK: nest of enum ics_link_attr.
@@ -218,12 +185,12 @@
 #include <linux/types.h>
 
 #define ICS_GENL_NAME		"ics"
-#define ICS_GENL_VERSION	1
+#define ICS_GENL_VERSION	2
 
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	6
+#define ICS_WIRE_VERSION	7
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -342,20 +309,12 @@ enum ics_frame_type {
 	ICS_FT_RESET = 4,	/* "I have no state for your session sess" */
 };
 
-/* Flags. Unknown flags make a receiver drop the frame (ICS_STAT_RX_BAD_TYPE). */
-#define ICS_WF_TESTPAT	0x01	/* payload is the generator's test pattern */
-#define ICS_WF_PING	0x02	/* answer with the same message, ICS_WF_PONG */
-#define ICS_WF_PONG	0x04	/* the answer to an ICS_WF_PING message */
-#define ICS_WF_ACKREQ	0x08	/* DATA: acknowledge at once, the sender waits */
 /*
- * The TEST service every member runs (any channel): ECHO asks it to answer
- * with a test-pattern message of the same size, or, with ECHO_LEN too, of
- * the size in the message's first 4 bytes (big-endian); SINK asks it to
- * count the message and drop it. Neither reaches the channel's receiver.
+ * Flags, DATA frames only. Unknown flags make a receiver drop the frame
+ * (ICS_STAT_RX_BAD_TYPE). A message carries no flags of its own: what an
+ * application or a test needs travels in its payload.
  */
-#define ICS_WF_ECHO	0x10
-#define ICS_WF_ECHO_LEN	0x20
-#define ICS_WF_SINK	0x40
+#define ICS_WF_ACKREQ	0x08	/* acknowledge at once, the sender waits */
 /*
  * DATA: the payload is a bundle of whole messages of the frame's channel,
  * each a struct ics_wire_brec and its bytes, back to back; their msg_ids
@@ -364,17 +323,12 @@ enum ics_frame_type {
  * that are already queued when a frame is cut (it never waits to fill one).
  */
 #define ICS_WF_BUNDLE	0x80
-#define ICS_WF_ALL	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | ICS_WF_ACKREQ | \
-			 ICS_WF_ECHO | ICS_WF_ECHO_LEN | ICS_WF_SINK | ICS_WF_BUNDLE)
-/* The flags a message in a bundle may carry (struct ics_wire_brec). */
-#define ICS_WF_MSG	(ICS_WF_TESTPAT | ICS_WF_PING | ICS_WF_PONG | \
-			 ICS_WF_ECHO | ICS_WF_ECHO_LEN | ICS_WF_SINK)
+#define ICS_WF_ALL	(ICS_WF_ACKREQ | ICS_WF_BUNDLE)
 
 /* One message in an ICS_WF_BUNDLE frame; its len bytes follow. */
 struct ics_wire_brec {
 	__be16	len;		/* the message's bytes */
-	__u8	flags;		/* ICS_WF_MSG */
-	__u8	reserved;	/* 0 */
+	__be16	reserved;	/* 0, or the frame is dropped (ICS_STAT_RX_BAD_FRAG) */
 };
 
 /*
@@ -526,7 +480,6 @@ enum ics_cmd {
 	ICS_CMD_RESET_STATS,
 	ICS_CMD_GET_CHANNELS,
 	ICS_CMD_GET_NODES,
-	ICS_CMD_SEND_TEST,
 	ICS_CMD_GET_LINKS,
 	ICS_CMD_SET_CHANNEL,
 	ICS_CMD_SET_INSTANCE,
@@ -552,17 +505,7 @@ enum ics_attr {
 	ICS_A_STATS,		/* nest: enum ics_stat */
 	ICS_A_CHANNEL,		/* nest: enum ics_chan_attr */
 	ICS_A_NODE,		/* nest: enum ics_node_attr */
-	ICS_A_TEST_CHANNEL,	/* u32 */
-	ICS_A_TEST_SIZE,	/* u32 */
-	ICS_A_TEST_COUNT,	/* u32 */
-	ICS_A_TEST_SENT,	/* u32 */
 	ICS_A_LINK,		/* nest: enum ics_link_attr */
-	ICS_A_TEST_FLAGS,	/* u32: ICS_TEST_F_* */
-	ICS_A_TEST_TIMEOUT_MS,	/* u32 */
-	ICS_A_TEST_DONE,	/* u32 */
-	ICS_A_TEST_FAILED,	/* u32 */
-	ICS_A_TEST_ERROR,	/* u32: errno of the first failure */
-	ICS_A_TEST_RTT,		/* nest: enum ics_rtt_attr */
 	ICS_A_LINK_TIMEOUT_MS,	/* u32 */
 	ICS_A_LINK_WINDOW,	/* u32 */
 	ICS_A_HEARTBEAT_MISSES,	/* u32 */
@@ -589,8 +532,6 @@ enum ics_chan_attr {
 	ICS_CHAN_A_TX,		/* nest: enum ics_dir_attr */
 	ICS_CHAN_A_RX,		/* nest: enum ics_dir_attr */
 	ICS_CHAN_A_RX_UNCLAIMED,	/* u64 */
-	ICS_CHAN_A_RX_PATTERN_OK,	/* u64 */
-	ICS_CHAN_A_RX_PATTERN_BAD,	/* u64 */
 	ICS_CHAN_A_PRIO,	/* u8: 0..ICS_PRIO_LEVELS - 1 */
 	__ICS_CHAN_A_LAST
 };
@@ -617,8 +558,6 @@ enum ics_node_attr {
 	ICS_NODE_A_TX_BYTES,	/* u64 */
 	ICS_NODE_A_RX_MSGS,	/* u64 */
 	ICS_NODE_A_RX_BYTES,	/* u64 */
-	ICS_NODE_A_TX_TESTHASH,	/* nest: u32 per channel, type = channel + 1 */
-	ICS_NODE_A_RX_TESTHASH,	/* nest: u32 per channel, type = channel + 1 */
 	__ICS_NODE_A_LAST
 };
 #define ICS_NODE_A_MAX (__ICS_NODE_A_LAST - 1)
@@ -670,9 +609,6 @@ enum ics_stat {
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range, or out of order */
 	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
-	ICS_STAT_TEST_ECHOES,		/* TEST service: answers queued */
-	ICS_STAT_TEST_ECHO_DROPS,	/* TEST service: answers not queued (queue full) */
-	ICS_STAT_TEST_SINKED,		/* TEST service: messages counted and dropped */
 	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: not counted (a full reader refuses: RX_HELD) */
 	ICS_STAT_DEV_CLOSE_DROPS,	/* /dev/ics: messages unread when their file closed */
 	ICS_STAT_TX_BUNDLES,		/* data frames sent carrying several messages */
@@ -777,28 +713,6 @@ enum ics_event_attr {
 };
 #define ICS_EVENT_A_MAX (__ICS_EVENT_A_LAST - 1)
 
-/* ICS_A_TEST_RTT: round trips of ICS_TEST_F_PING, in nanoseconds. */
-enum ics_rtt_attr {
-	ICS_RTT_A_UNSPEC,
-	ICS_RTT_A_PAD,
-	ICS_RTT_A_COUNT,	/* u32 */
-	ICS_RTT_A_MIN_NS,	/* u64 */
-	ICS_RTT_A_P50_NS,	/* u64 */
-	ICS_RTT_A_P99_NS,	/* u64 */
-	ICS_RTT_A_MAX_NS,	/* u64 */
-	ICS_RTT_A_MEAN_NS,	/* u64 */
-	ICS_RTT_A_P90_NS,	/* u64 */
-	__ICS_RTT_A_LAST
-};
-#define ICS_RTT_A_MAX (__ICS_RTT_A_LAST - 1)
-
-/* ICS_A_TEST_FLAGS */
-#define ICS_TEST_F_WAIT		0x01	/* wait until every message is done or failed */
-#define ICS_TEST_F_NONBLOCK	0x02	/* stop at the first full queue (EAGAIN) */
-#define ICS_TEST_F_MIXED	0x04	/* sizes spread over 0..SIZE, log-uniform */
-#define ICS_TEST_F_PING		0x08	/* one at a time, each answered: round trips */
-#define ICS_TEST_F_ALL		0x0f
-
 /*
  * 4. The message device, /dev/ics (Documentation/user-api.rst).
  *
@@ -821,13 +735,12 @@ struct ics_dev_hdr {
 	__u16	flags;		/* ICS_DEV_F_* */
 };
 
-/* write(): ask the peer's TEST service (ICS_WF_ECHO, _ECHO_LEN, _SINK) */
-#define ICS_DEV_F_ECHO		0x01
-#define ICS_DEV_F_ECHO_LEN	0x02	/* with ECHO: answer size in payload[0..3], BE */
-#define ICS_DEV_F_SINK		0x04
-/* write(): return once the peer has the message, with its fate */
+/*
+ * write(): return once the peer's receiver took the message, with its fate.
+ * Other bits are refused (EINVAL).
+ */
 #define ICS_DEV_F_SYNC		0x08
-#define ICS_DEV_F_WRITE		0x0f
+#define ICS_DEV_F_WRITE		ICS_DEV_F_SYNC
 
 struct ics_dev_bind {
 	__u32	channel;	/* enum ics_channel */
@@ -963,6 +876,28 @@ enum ics_test_op {
 };
 
 #define ICS_TEST_PING_MAX	(1U << 20)
+
+/* ICS_TEST_A_RTT: round trips of ICS_TEST_F_PING, in nanoseconds. */
+enum ics_rtt_attr {
+	ICS_RTT_A_UNSPEC,
+	ICS_RTT_A_PAD,
+	ICS_RTT_A_COUNT,	/* u32 */
+	ICS_RTT_A_MIN_NS,	/* u64 */
+	ICS_RTT_A_P50_NS,	/* u64 */
+	ICS_RTT_A_P99_NS,	/* u64 */
+	ICS_RTT_A_MAX_NS,	/* u64 */
+	ICS_RTT_A_MEAN_NS,	/* u64 */
+	ICS_RTT_A_P90_NS,	/* u64 */
+	__ICS_RTT_A_LAST
+};
+#define ICS_RTT_A_MAX (__ICS_RTT_A_LAST - 1)
+
+/* ICS_TEST_A_FLAGS */
+#define ICS_TEST_F_WAIT		0x01	/* wait until every message is done or failed */
+#define ICS_TEST_F_NONBLOCK	0x02	/* stop at the first full queue (EAGAIN) */
+#define ICS_TEST_F_MIXED	0x04	/* sizes spread over 0..SIZE, log-uniform */
+#define ICS_TEST_F_PING		0x08	/* one at a time, each answered: round trips */
+#define ICS_TEST_F_ALL		0x0f
 
 enum ics_test_cmd {
 	ICS_TEST_CMD_UNSPEC,
