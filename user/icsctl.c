@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * icsctl - configure ics (bind, unbind, reset counters, channel priorities,
- * membership tunables) and drive its in-kernel traffic generator; with the
- * `test` commands, drive the test service ics_test.ko (its own generic
- * netlink family, "ics_test"): attach it to channels, send from its
- * generator, show and reset its counters and hashes. Changes need
- * CAP_NET_ADMIN.
+ * membership tunables); with `send` and the `test` commands, drive the test
+ * service ics_test.ko (its own generic netlink family, "ics_test"): attach
+ * it to channels, send from its generator, show and reset its counters and
+ * hashes. Changes need CAP_NET_ADMIN.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +30,8 @@ static void usage(FILE *f)
 		"  reset                            zero every counter\n"
 		"  show [-j] [-p] [-n]              instance state and counters, as icstat show\n"
 		"  send node N channel NAME size BYTES count K [OPTIONS]\n"
-		"                                   send K test messages of BYTES bytes\n"
+		"                                   send K test messages of BYTES bytes from\n"
+		"                                   the test service ics_test.ko (test send)\n"
 		"                                   (suffix k or m: 1k = 1024, 16m = 16777216)\n"
 		"      --wait         wait until each message is acknowledged or failed\n"
 		"      --nonblock     stop at the first full queue instead of waiting\n"
@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"                                   channels the test service ics_test.ko\n"
 		"                                   receives on from now on (all: but CNX)\n"
 		"  test send node N channel NAME size BYTES count K [OPTIONS]\n"
-		"                                   as send, from ics_test's generator\n"
+		"                                   the same as send\n"
 		"  test show [-j] [-p] [-n]         ics_test's channels, counters and hashes\n"
 		"  test reset                       zero ics_test's counters and hashes\n"
 		"  help                             this text\n"
@@ -210,45 +210,6 @@ static int cmd_show(int argc, char **argv)
 }
 
 /*
- * The traffic generator of either family: ics's ICS_CMD_SEND_TEST (`send`)
- * or ics_test's ICS_TEST_CMD_SEND (`test send`). Arguments, output and exit
- * codes are the same; only the family and the attribute numbers differ.
- */
-struct generator {
-	const char *name;	/* the command, prefix of its messages */
-	open_fn open;
-	uint8_t cmd;
-	int node, channel, size, count, flags, timeout;	/* request attributes */
-	icsnl_cb_t parse;	/* the reply into a struct ics_test_result */
-};
-
-static const struct generator ics_gen = {
-	.name = "send",
-	.open = icsnl_open,
-	.cmd = ICS_CMD_SEND_TEST,
-	.node = ICS_A_NODE_ID,
-	.channel = ICS_A_TEST_CHANNEL,
-	.size = ICS_A_TEST_SIZE,
-	.count = ICS_A_TEST_COUNT,
-	.flags = ICS_A_TEST_FLAGS,
-	.timeout = ICS_A_TEST_TIMEOUT_MS,
-	.parse = ics_test_parse,
-};
-
-static const struct generator test_gen = {
-	.name = "test send",
-	.open = icsnl_open_test,
-	.cmd = ICS_TEST_CMD_SEND,
-	.node = ICS_TEST_A_NODE,
-	.channel = ICS_TEST_A_CHANNEL,
-	.size = ICS_TEST_A_SIZE,
-	.count = ICS_TEST_A_COUNT,
-	.flags = ICS_TEST_A_FLAGS,
-	.timeout = ICS_TEST_A_TIMEOUT_MS,
-	.parse = ics_test_send_parse,
-};
-
-/*
  * send's options, anywhere among its KEY VALUE arguments, which are moved to
  * the front of argv in their order; returns their number.
  */
@@ -321,7 +282,11 @@ static void send_print(const struct ics_test_result *r, uint32_t flags, uint32_t
 	putchar('\n');
 }
 
-static int gen_send(const struct generator *g, int argc, char **argv)
+/*
+ * ics_test's generator (ICS_TEST_CMD_SEND): `test send`, and `send` for
+ * short. @name prefixes its messages.
+ */
+static int gen_send(const char *name, int argc, char **argv)
 {
 	static const char *const keys[] = { "node", "channel", "size", "count", NULL };
 	const char *vals[4] = { NULL }, *timeout_arg = NULL;
@@ -331,14 +296,14 @@ static int gen_send(const struct generator *g, int argc, char **argv)
 	struct nl_msg *msg;
 	struct json j;
 
-	argc = send_opts(g->name, argc, argv, &flags, &timeout_arg);
+	argc = send_opts(name, argc, argv, &flags, &timeout_arg);
 	if (out_fmt.raw)
-		icsnl_usage_err("%s: option -n is for show only", g->name);
-	parse_keys(g->name, argc, argv, keys, vals);
-	need(g->name, vals[0], "node N");
-	need(g->name, vals[1], "channel NAME");
-	need(g->name, vals[2], "size BYTES");
-	need(g->name, vals[3], "count K");
+		icsnl_usage_err("%s: option -n is for show only", name);
+	parse_keys(name, argc, argv, keys, vals);
+	need(name, vals[0], "node N");
+	need(name, vals[1], "channel NAME");
+	need(name, vals[2], "size BYTES");
+	need(name, vals[3], "count K");
 	node = icsnl_arg_u32("node", vals[0]);
 	chan = icsnl_arg_channel(vals[1]);
 	size = icsnl_arg_size("size", vals[2]);
@@ -346,20 +311,18 @@ static int gen_send(const struct generator *g, int argc, char **argv)
 	if (timeout_arg)
 		timeout = icsnl_arg_u32("timeout", timeout_arg);
 
-	/* Flags and timeout only when asked for: an older kernel knows neither. */
-	msg = family_msg(g->open, g->cmd);
-	if (nla_put_u32(msg, g->node, node) ||
-	    nla_put_u32(msg, g->channel, chan) ||
-	    nla_put_u32(msg, g->size, size) ||
-	    nla_put_u32(msg, g->count, count) ||
-	    (flags && nla_put_u32(msg, g->flags, flags)) ||
-	    (timeout_arg && nla_put_u32(msg, g->timeout, timeout))) {
+	msg = new_test_msg(ICS_TEST_CMD_SEND);
+	if (nla_put_u32(msg, ICS_TEST_A_NODE, node) ||
+	    nla_put_u32(msg, ICS_TEST_A_CHANNEL, chan) ||
+	    nla_put_u32(msg, ICS_TEST_A_SIZE, size) ||
+	    nla_put_u32(msg, ICS_TEST_A_COUNT, count) ||
+	    (flags && nla_put_u32(msg, ICS_TEST_A_FLAGS, flags)) ||
+	    (timeout_arg && nla_put_u32(msg, ICS_TEST_A_TIMEOUT_MS, timeout))) {
 		nlmsg_free(msg);
-		icsnl_perror(NULL, g->name, -ENOMEM);
+		icsnl_perror(NULL, name, -ENOMEM);
 		return 1;
 	}
-	r.sent = count;		/* what a kernel without ICS_A_TEST_SENT did */
-	if (run(g->name, msg, g->parse, &r))
+	if (run(name, msg, ics_test_parse, &r))
 		return 1;
 	if (out_fmt.json) {
 		json_init(&j, stdout, out_fmt.pretty);
@@ -371,16 +334,16 @@ static int gen_send(const struct generator *g, int argc, char **argv)
 		return 0;
 	/* Counts are on stdout; the error line is the usual one. */
 	if (r.error)
-		icsnl_perror(&nl, g->name, -r.error);
+		icsnl_perror(&nl, name, -r.error);
 	else
 		icsnl_err("%s: %" PRIu32 " of %" PRIu32 " messages sent, %" PRIu32 " failed",
-			  g->name, r.sent, count, r.failed);
+			  name, r.sent, count, r.failed);
 	return 1;
 }
 
 static int cmd_send(int argc, char **argv)
 {
-	return gen_send(&ics_gen, argc, argv);
+	return gen_send("send", argc, argv);
 }
 
 static int cmd_prio(int argc, char **argv)
@@ -447,7 +410,7 @@ static int cmd_set(int argc, char **argv)
 
 static int test_send(int argc, char **argv)
 {
-	return gen_send(&test_gen, argc, argv);
+	return gen_send("test send", argc, argv);
 }
 
 /* "all" is every channel but CNX, which carries ics's own frames. */

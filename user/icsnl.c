@@ -3,6 +3,7 @@
  * icsnl - code shared by icstat, icsctl and icsperf (see icsnl.h).
  */
 #define _GNU_SOURCE		/* strerrorname_np() */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
+#include <netlink/genl/family.h>
 
 #include "icsnl.h"
 
@@ -358,17 +360,7 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_STATS]		= { .type = NLA_NESTED },
 	[ICS_A_CHANNEL]		= { .type = NLA_NESTED },
 	[ICS_A_NODE]		= { .type = NLA_NESTED },
-	[ICS_A_TEST_CHANNEL]	= { .type = NLA_U32 },
-	[ICS_A_TEST_SIZE]	= { .type = NLA_U32 },
-	[ICS_A_TEST_COUNT]	= { .type = NLA_U32 },
-	[ICS_A_TEST_SENT]	= { .type = NLA_U32 },
 	[ICS_A_LINK]		= { .type = NLA_NESTED },
-	[ICS_A_TEST_FLAGS]	= { .type = NLA_U32 },
-	[ICS_A_TEST_TIMEOUT_MS]	= { .type = NLA_U32 },
-	[ICS_A_TEST_DONE]	= { .type = NLA_U32 },
-	[ICS_A_TEST_FAILED]	= { .type = NLA_U32 },
-	[ICS_A_TEST_ERROR]	= { .type = NLA_U32 },
-	[ICS_A_TEST_RTT]	= { .type = NLA_NESTED },
 	[ICS_A_LINK_TIMEOUT_MS]	= { .type = NLA_U32 },
 	[ICS_A_LINK_WINDOW]	= { .type = NLA_U32 },
 	[ICS_A_HEARTBEAT_MISSES] = { .type = NLA_U32 },
@@ -416,7 +408,10 @@ static const struct nla_policy ics_test_policy[ICS_TEST_A_MAX + 1] = {
 static int open_family(struct icsnl *nl, const char *name, uint8_t version, int maxattr,
 		       const struct nla_policy *policy, const char *missing)
 {
+	struct genl_family *fam;
+	struct nl_cache *cache;
 	int one = 1, err;
+	unsigned int have;
 
 	memset(nl, 0, sizeof(*nl));
 	nl->version = version;
@@ -436,13 +431,25 @@ static int open_family(struct icsnl *nl, const char *name, uint8_t version, int 
 	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 
-	nl->family = genl_ctrl_resolve(nl->sk, name);
-	if (nl->family == -NLE_OBJ_NOTFOUND) {
+	err = genl_ctrl_alloc_cache(nl->sk, &cache);
+	if (err < 0) {
+		icsnl_err("netlink: resolving family \"%s\": %s", name, nl_geterror(err));
+		goto fail;
+	}
+	fam = genl_ctrl_search_by_name(cache, name);
+	nl_cache_free(cache);
+	if (!fam) {
 		icsnl_err("%s", missing);
 		goto fail;
 	}
-	if (nl->family < 0) {
-		icsnl_err("netlink: resolving family \"%s\": %s", name, nl_geterror(nl->family));
+	nl->family = genl_family_get_id(fam);
+	have = genl_family_get_version(fam);
+	genl_family_put(fam);
+	/* Attribute numbers differ between versions: refuse rather than misread. */
+	if (have != version) {
+		icsnl_err("the loaded %s module speaks version %u of its netlink family, these tools "
+			  "version %u: install tools and module from one release", name, have,
+			  version);
 		goto fail;
 	}
 	return 0;
@@ -807,9 +814,6 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_EVENTS_LOST]		= "events_lost",
 	[ICS_STAT_RX_BAD_HELLO]		= "rx_bad_hello",
 	[ICS_STAT_HB_DEFERRED]		= "hb_deferred",
-	[ICS_STAT_TEST_ECHOES]		= "test_echoes",
-	[ICS_STAT_TEST_ECHO_DROPS]	= "test_echo_drops",
-	[ICS_STAT_TEST_SINKED]		= "test_sinked",
 	[ICS_STAT_DEV_RX_DROPS]		= "dev_rx_drops",
 	[ICS_STAT_DEV_CLOSE_DROPS]	= "dev_close_drops",
 	[ICS_STAT_TX_BUNDLES]		= "tx_bundles",
@@ -1010,7 +1014,7 @@ void ics_link_json(struct json *j, const struct ics_link *l)
 	json_obj_end(j);
 }
 
-/* ICS_CMD_SEND_TEST */
+/* ics_test's generator (ICS_TEST_CMD_SEND) */
 
 const char *const ics_rtt_names[ICS_RTT_STATS] = { "min", "p50", "p99", "max", "mean", "p90" };
 
@@ -1029,42 +1033,26 @@ static const struct nla_policy rtt_policy[ICS_RTT_A_MAX + 1] = {
 	[ICS_RTT_A_P90_NS]	= { .type = NLA_U64 },
 };
 
-/* Where each family puts the generator's reply: the same values, other numbers. */
-struct test_reply_attrs {
-	int sent, done, failed, error, rtt;
-};
-
-static const struct test_reply_attrs ics_reply_attrs = {
-	ICS_A_TEST_SENT, ICS_A_TEST_DONE, ICS_A_TEST_FAILED, ICS_A_TEST_ERROR, ICS_A_TEST_RTT,
-};
-
-static const struct test_reply_attrs ics_test_reply_attrs = {
-	ICS_TEST_A_SENT, ICS_TEST_A_DONE, ICS_TEST_A_FAILED, ICS_TEST_A_ERROR, ICS_TEST_A_RTT,
-};
-
-/*
- * The caller presets r->sent to the count it asked for: a kernel older than
- * ICS_A_TEST_DONE replied with ICS_A_TEST_SENT at most.
- */
-static int test_reply_parse(struct nlattr **tb, struct ics_test_result *r,
-			    const struct test_reply_attrs *at)
+/* ics_test's ICS_TEST_CMD_SEND reply. */
+int ics_test_parse(struct nlattr **tb, void *result)
 {
+	struct ics_test_result *r = result;
 	struct nlattr *t[ICS_RTT_A_MAX + 1];
 	int i;
 
-	get_u32(tb[at->sent], &r->sent);
-	get_u32(tb[at->done], &r->done);
-	get_u32(tb[at->failed], &r->failed);
-	if (tb[at->error]) {
-		uint32_t e = nla_get_u32(tb[at->error]);
+	get_u32(tb[ICS_TEST_A_SENT], &r->sent);
+	get_u32(tb[ICS_TEST_A_DONE], &r->done);
+	get_u32(tb[ICS_TEST_A_FAILED], &r->failed);
+	if (tb[ICS_TEST_A_ERROR]) {
+		uint32_t e = nla_get_u32(tb[ICS_TEST_A_ERROR]);
 
 		if (e > INT32_MAX)	/* either sign means the same errno */
 			e = -e;
 		r->error = e <= INT32_MAX ? (int)e : EPROTO;
 	}
-	if (!tb[at->rtt])
+	if (!tb[ICS_TEST_A_RTT])
 		return 0;
-	if (nla_parse_nested(t, ICS_RTT_A_MAX, tb[at->rtt], rtt_policy) < 0)
+	if (nla_parse_nested(t, ICS_RTT_A_MAX, tb[ICS_TEST_A_RTT], rtt_policy) < 0)
 		return -EPROTO;
 	r->have_rtt = true;
 	get_u32(t[ICS_RTT_A_COUNT], &r->rtt_count);
@@ -1073,14 +1061,58 @@ static int test_reply_parse(struct nlattr **tb, struct ics_test_result *r,
 	return 0;
 }
 
-int ics_test_parse(struct nlattr **tb, void *result)
+/* The kernel's jhash_3words() (include/linux/jhash.h). */
+static uint32_t rol32(uint32_t x, int k)
 {
-	return test_reply_parse(tb, result, &ics_reply_attrs);
+	return x << k | x >> (32 - k);
 }
 
-int ics_test_send_parse(struct nlattr **tb, void *result)
+static uint32_t jhash_3words(uint32_t a, uint32_t b, uint32_t c, uint32_t initval)
 {
-	return test_reply_parse(tb, result, &ics_test_reply_attrs);
+	uint32_t iv = initval + 0xdeadbeef + (3 << 2);
+
+	a += iv;
+	b += iv;
+	c += iv;
+	c ^= b; c -= rol32(b, 14);
+	a ^= c; a -= rol32(c, 11);
+	b ^= a; b -= rol32(a, 25);
+	c ^= b; c -= rol32(b, 16);
+	a ^= c; a -= rol32(c, 4);
+	b ^= a; b -= rol32(a, 14);
+	c ^= b; c -= rol32(b, 24);
+	return c;
+}
+
+void ics_test_hdr_put(uint8_t *buf, uint8_t op, uint32_t seq, uint32_t arg)
+{
+	struct ics_test_hdr h = {
+		.magic = htonl(ICS_TEST_MAGIC),
+		.op = op,
+		.seq = htonl(seq),
+		.arg = htonl(arg),
+	};
+
+	memcpy(buf, &h, sizeof(h));
+}
+
+void ics_test_msg_build(uint8_t *buf, uint8_t src, uint8_t channel, uint32_t len, uint8_t op,
+			uint32_t seq, uint32_t arg)
+{
+	uint32_t i = 0, seed, w;
+
+	if (len < sizeof(struct ics_test_hdr)) {
+		seq = 0;	/* pattern only */
+	} else {
+		ics_test_hdr_put(buf, op, seq, arg);
+		i = sizeof(struct ics_test_hdr);
+	}
+	/* byte i is byte i % 4 of little-endian word i / 4 */
+	seed = jhash_3words(seq, len, (uint32_t)src << 8 | channel, 0x1c5);
+	for (; i < len; i++) {
+		w = (i / 4 + 1) * 0x9E3779B1u ^ seed;
+		buf[i] = w >> (8 * (i % 4));
+	}
 }
 
 /* Every message asked for was queued, none failed, no error. */

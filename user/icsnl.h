@@ -158,23 +158,31 @@ const char *ics_link_key(int attr);	/* "fast_retransmits"; NULL: none */
 /* One object of the "links" array: every attribute present, by ics_link_key(). */
 void ics_link_json(struct json *j, const struct ics_link *l);
 
-/* ICS_CMD_SEND_TEST's reply. */
+/* ics_test's ICS_TEST_CMD_SEND reply. */
 enum { ICS_RTT_MIN, ICS_RTT_P50, ICS_RTT_P99, ICS_RTT_MAX, ICS_RTT_MEAN, ICS_RTT_P90, ICS_RTT_STATS };
 
 struct ics_test_result {
 	uint32_t sent, done, failed;
 	int error;			/* positive errno of the first failure, 0: none */
-	bool have_rtt;			/* ICS_A_TEST_RTT was in the reply */
+	bool have_rtt;			/* ICS_TEST_A_RTT was in the reply */
 	uint32_t rtt_count;
 	uint64_t rtt_ns[ICS_RTT_STATS];	/* by ICS_RTT_* */
 };
 
 extern const char *const ics_rtt_names[ICS_RTT_STATS];	/* "min", "p50", ... */
 int ics_test_parse(struct nlattr **tb, void *result);	/* an icsnl_cb_t */
-/* The same result from ics_test's ICS_TEST_CMD_SEND reply (ICS_TEST_A_*). */
-int ics_test_send_parse(struct nlattr **tb, void *result);
 bool ics_test_ok(const struct ics_test_result *r, uint32_t count);
 void ics_test_json(struct json *j, const struct ics_test_result *r);
+
+/*
+ * A message for the test service (include/uapi/linux/ics.h, part 5) of
+ * @len bytes from node @src on @channel: the header, when it fits, and the
+ * pattern, which the receiver checks byte by byte.
+ */
+void ics_test_msg_build(uint8_t *buf, uint8_t src, uint8_t channel, uint32_t len, uint8_t op,
+			uint32_t seq, uint32_t arg);
+/* Rewrite the header of such a message (@seq, and so the pattern, unchanged). */
+void ics_test_hdr_put(uint8_t *buf, uint8_t op, uint32_t seq, uint32_t arg);
 
 /* ics_test's ICS_TEST_CMD_GET reply. */
 struct ics_test_chan {

@@ -7,13 +7,15 @@
  *
  * User<->user (default): messages go through /dev/ics on both ends; the
  * responder is an `icsperf server` on NODE (--peer user, the default) or
- * that member's in-kernel TEST service (--peer kernel). Kernel<->kernel
- * (-k): the in-kernel client (ICS_CMD_SEND_TEST over netlink) against the
- * TEST service, which separates the system calls' cost from the protocol's.
+ * that member's test service, ics_test.ko (--peer kernel). Kernel<->kernel
+ * (-k): ics_test's generator (ICS_TEST_CMD_SEND over netlink) against the
+ * peer's ics_test, which separates the system calls' cost from the
+ * protocol's.
  *
  * Toward an icsperf server, the first bytes of each message say what to do
- * (struct perf_req); messages shorter than it are echoed whole. The TEST
- * service is asked with header flags instead (ICS_DEV_F_ECHO and friends).
+ * (struct perf_req); messages shorter than it are echoed whole. The test
+ * service is asked in its own header (struct ics_test_hdr), followed by its
+ * pattern: built once per size and channel, since only the header changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,7 +69,7 @@ static struct {
 	uint32_t window;
 	int streams;
 	bool kernel, peer_kernel, json, csv;
-	uint8_t node;
+	uint8_t node, self;	/* self: our node id, for the test service's pattern */
 	enum test test;
 } o = { .channel = ICS_CH_TEST, .secs = 1.0, .window = 16, .streams = 1 };
 
@@ -219,29 +221,40 @@ static int msg_recv(int fd, struct ics_dev_hdr *h, void *buf, uint32_t cap, int 
 	}
 }
 
-/* What to ask of the responder, for a message of @size bytes in @buf. */
-static uint16_t ask(void *buf, uint32_t size, enum perf_kind kind)
+#define TEST_HDR	((uint32_t)sizeof(struct ics_test_hdr))
+
+/*
+ * A send buffer of @size bytes (+ 8) for @channel; against the test
+ * service, its pattern, so that ask() need only write the header.
+ */
+static uint8_t *send_buf(uint32_t size, int channel)
+{
+	uint8_t *buf = calloc(1, size + 8);
+
+	if (!buf)
+		die_errno("buffers", ENOMEM);
+	if (o.peer_kernel)
+		ics_test_msg_build(buf, o.self, channel, size, ICS_TEST_OP_DATA, 1, 0);
+	return buf;
+}
+
+/*
+ * What to ask of the responder, for a message of @size bytes in @buf (from
+ * send_buf()). The test service answers an ECHO with a REPLY of arg bytes
+ * (at least its header); it answers nothing shorter than its header.
+ */
+static void ask(uint8_t *buf, uint32_t size, enum perf_kind kind)
 {
 	struct perf_req r = { .magic = PERF_MAGIC, .kind = kind };
 
 	if (o.peer_kernel) {
-		switch (kind) {
-		case REQ_ECHO:
-			return ICS_DEV_F_ECHO;
-		case REQ_ACK:
-			if (size < 4)
-				return ICS_DEV_F_ECHO;
-			memset(buf, 0, 4);	/* answer with 0 bytes */
-			return ICS_DEV_F_ECHO | ICS_DEV_F_ECHO_LEN;
-		case REQ_SINK:
-			return ICS_DEV_F_SINK;
-		default:
-			return 0;
-		}
+		if (size >= TEST_HDR)
+			ics_test_hdr_put(buf, kind == REQ_SINK ? ICS_TEST_OP_SINK : ICS_TEST_OP_ECHO,
+					 1, kind == REQ_ECHO ? size : 0);
+		return;
 	}
 	if (size >= sizeof(r))
 		memcpy(buf, &r, sizeof(r));
-	return 0;
 }
 
 /* Answer one request (@h, @payload) as the user responder. */
@@ -318,7 +331,7 @@ static int __attribute__((noreturn)) run_server(void)
 	}
 }
 
-/* The responder's CPU time, µs, or -1 when it cannot say (the TEST service). */
+/* The responder's CPU time, µs, or -1 when it cannot say (the test service). */
 static double remote_cpu(int fd)
 {
 	struct ics_dev_hdr h;
@@ -369,15 +382,14 @@ static void interim(uint64_t t0, uint64_t *next, uint32_t size, uint64_t msgs, u
 
 /*
  * Synchronous round trips for o.secs: a blocking write, a blocking read
- * (@buf holds @size + 8 bytes: an answer longer than that is an error).
+ * into @rbuf (ICS_MSG_MAX bytes).
  */
-static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
+static void user_lat(int fd, uint8_t *buf, uint8_t *rbuf, uint32_t size, struct result *r)
 {
 	uint64_t cap = 1 << 16, n = 0, *rtt = malloc(cap * sizeof(*rtt));
 	uint64_t t0 = now_ns(), end = t0 + o.secs * 1e9, next = 0, t, armed = 0;
 	struct sigaction sa = { .sa_handler = lat_alarm }, old;	/* no SA_RESTART */
 	struct ics_dev_hdr h;
-	uint16_t flags;
 	int err;
 
 	if (!rtt)
@@ -385,16 +397,16 @@ static void user_lat(int fd, uint8_t *buf, uint32_t size, struct result *r)
 	lat_expired = 0;
 	sigaction(SIGALRM, &sa, &old);
 	do {
-		flags = ask(buf, size, REQ_ECHO);
+		ask(buf, size, REQ_ECHO);
 		t = now_ns();
 		if (t - armed > 1000000000ull) {	/* a system call a second */
 			alarm(LAT_TIMEOUT_S);
 			lat_expired = 0;
 			armed = t;
 		}
-		err = msg_send(fd, o.node, o.channel, flags, buf, size);
+		err = msg_send(fd, o.node, o.channel, 0, buf, size);
 		if (!err)
-			err = msg_recv(fd, &h, buf, size + 8, -1);
+			err = msg_recv(fd, &h, rbuf, ICS_MSG_MAX, -1);
 		if (err == -ETIMEDOUT) {
 			icsnl_err("round trip: no answer from node %u in %d s", o.node,
 				  LAT_TIMEOUT_S);
@@ -480,12 +492,12 @@ static int sink_count(int fd, int channel, uint8_t *rbuf, int budget_s, uint64_t
 static int stream_send(int fd, int channel, uint8_t *buf, uint32_t size, bool bi,
 		       uint8_t *rbuf, uint32_t *out, uint64_t *done)
 {
-	uint16_t flags = ask(buf, size, !o.window ? REQ_SINK : bi ? REQ_ECHO : REQ_ACK);
 	struct pollfd p = { .fd = fd };
 	struct ics_dev_hdr h;
 	int err;
 
-	while ((err = msg_try_send(fd, o.node, channel, flags, buf, size)) == -EAGAIN) {
+	ask(buf, size, !o.window ? REQ_SINK : bi ? REQ_ECHO : REQ_ACK);
+	while ((err = msg_try_send(fd, o.node, channel, 0, buf, size)) == -EAGAIN) {
 		p.events = POLLOUT | (o.window && *out ? POLLIN : 0);
 		if (poll(&p, 1, 60000) == 0)
 			return -ETIMEDOUT;
@@ -549,7 +561,10 @@ static void user_stream(int fd, int channel, uint8_t *buf, uint8_t *rbuf, uint32
 		done = sunk - sunk0;
 		out = 0;
 	} else if (!o.window) {	/* in order: its answer comes after every sink */
-		err = msg_send(fd, o.node, channel, ask(buf, 0, REQ_ACK), buf, 0);
+		uint32_t n = o.peer_kernel ? TEST_HDR : 0;
+
+		ask(buf, n, REQ_ACK);
+		err = msg_send(fd, o.node, channel, 0, buf, n);
 		if (err)
 			die_errno("stream", -err);
 		out = 1;
@@ -601,8 +616,8 @@ static void *rrload_sender(void *arg)
 		/* from when it was due: a sender that falls behind is latency too */
 		l->sent_at[i] = at;
 		__atomic_store_n(&l->sent, i + 1, __ATOMIC_RELEASE);
-		if (msg_send(l->fd, o.node, o.channel, ask(l->buf, l->size, REQ_ECHO), l->buf,
-			     l->size))
+		ask(l->buf, l->size, REQ_ECHO);
+		if (msg_send(l->fd, o.node, o.channel, 0, l->buf, l->size))
 			break;
 	}
 	return NULL;
@@ -646,21 +661,20 @@ static void user_rrload(int fd, uint8_t *buf, uint8_t *rbuf, uint32_t size, uint
 	free(l.sent_at);
 }
 
-/* Kernel<->kernel: the in-kernel client, over netlink. */
+/* Kernel<->kernel: ics_test's generator, over netlink. */
 static int kernel_test(struct icsnl *nl, uint32_t size, uint32_t count, uint32_t flags,
 		       struct ics_test_result *t)
 {
-	struct nl_msg *msg = icsnl_msg(nl, ICS_CMD_SEND_TEST, 0);
+	struct nl_msg *msg = icsnl_msg(nl, ICS_TEST_CMD_SEND, 0);
 	int err;
 
-	if (!msg || nla_put_u32(msg, ICS_A_NODE_ID, o.node) ||
-	    nla_put_u32(msg, ICS_A_TEST_CHANNEL, o.channel) ||
-	    nla_put_u32(msg, ICS_A_TEST_SIZE, size) || nla_put_u32(msg, ICS_A_TEST_COUNT, count) ||
-	    nla_put_u32(msg, ICS_A_TEST_FLAGS, flags) ||
-	    nla_put_u32(msg, ICS_A_TEST_TIMEOUT_MS, 10000))
+	if (!msg || nla_put_u32(msg, ICS_TEST_A_NODE, o.node) ||
+	    nla_put_u32(msg, ICS_TEST_A_CHANNEL, o.channel) ||
+	    nla_put_u32(msg, ICS_TEST_A_SIZE, size) || nla_put_u32(msg, ICS_TEST_A_COUNT, count) ||
+	    nla_put_u32(msg, ICS_TEST_A_FLAGS, flags) ||
+	    nla_put_u32(msg, ICS_TEST_A_TIMEOUT_MS, 10000))
 		die_errno("netlink", ENOMEM);
 	memset(t, 0, sizeof(*t));
-	t->sent = count;
 	err = icsnl_do(nl, msg, ics_test_parse, t);
 	if (!err && t->error)
 		err = -t->error;
@@ -713,9 +727,9 @@ struct stream_arg {
 static void *stream_thread(void *arg)
 {
 	struct stream_arg *a = arg;
-	uint8_t *buf = calloc(1, a->size + 8), *rbuf = malloc(ICS_MSG_MAX);
+	uint8_t *buf = send_buf(a->size, a->channel), *rbuf = malloc(ICS_MSG_MAX);
 
-	if (!buf || !rbuf)
+	if (!rbuf)
 		die_errno("stream", ENOMEM);
 	user_stream(a->fd, a->channel, buf, rbuf, a->size, o.test == T_BISTREAM, &a->r);
 	free(buf);
@@ -753,12 +767,12 @@ static void measure(int *fds, struct icsnl *nl, uint32_t size, uint32_t rate, st
 				r->secs = a[i].r.secs;
 		}
 	} else {
-		buf = calloc(1, size + 8);
+		buf = send_buf(size, o.channel);
 		rbuf = malloc(ICS_MSG_MAX);
-		if (!buf || !rbuf)
+		if (!rbuf)
 			die_errno("buffers", ENOMEM);
 		if (o.test == T_LAT)
-			user_lat(fds[0], buf, size, r);
+			user_lat(fds[0], buf, rbuf, size, r);
 		else if (o.test == T_RRLOAD)
 			user_rrload(fds[0], buf, rbuf, size, rate, r);
 		else
@@ -783,13 +797,13 @@ static const char *transport(void)
 static const char *notes(void)
 {
 	if (o.kernel && o.test == T_LAT)
-		return "the in-kernel client: each round trip a test-pattern message of SIZE bytes "
-		       "answered by the TEST service with as many, timed in the kernel";
+		return "ics_test's generator: each round trip a PING of SIZE bytes answered by the "
+		       "peer's ics_test with a PONG of as many, timed in the kernel";
 	if (o.kernel)
-		return "the in-kernel generator queues every message (blocking while the channel's "
+		return "ics_test's generator queues every message (blocking while the channel's "
 		       "queue is full) and the time runs until the last is acknowledged; it writes "
-		       "every byte as a test pattern and the TEST service checks every byte as it "
-		       "arrives, a per-byte cost at both ends that ics-user does not pay";
+		       "every byte as a test pattern and the peer's ics_test checks every byte, a "
+		       "per-byte cost at both ends that ics-user does not pay";
 	switch (o.test) {
 	case T_LAT:
 		return "one write() and one blocking read() per round trip through /dev/ics";
@@ -798,7 +812,7 @@ static const char *notes(void)
 			return "one write() per message through /dev/ics, -w messages in flight, "
 			       "each answered with an empty message";
 		return o.peer_kernel ? "one write() per message through /dev/ics, no window: the "
-				       "TEST service sinks each as it arrives" :
+				       "peer's ics_test checks and counts each as it arrives" :
 				       "one write() per message through /dev/ics, no window: the "
 				       "server reads (in batches) and counts; throughput is what it read";
 	case T_BISTREAM:
@@ -808,6 +822,35 @@ static const char *notes(void)
 		return "open loop: requests leave on schedule through /dev/ics whether or not "
 		       "answers came; each round trip counts from when its request was due";
 	}
+}
+
+/*
+ * --peer kernel: our node id for the pattern, and sizes the test service
+ * answers (its header at least), unless it only sinks (-w 0 stream).
+ */
+static void check_peer_kernel(void)
+{
+	struct ics_instance in;
+	struct icsnl nl;
+	int i, err;
+
+	for (i = 0; i < o.nsizes; i++)
+		if (o.sizes[i] < TEST_HDR && !(o.test == T_STREAM && !o.window))
+			icsnl_usage_err("--peer kernel: size %u is under the test service's header "
+					"(%u bytes), which asks for an answer", o.sizes[i], TEST_HDR);
+	if (icsnl_open(&nl))
+		exit(1);
+	err = ics_get_instance(&nl, &in);
+	if (err) {
+		icsnl_perror(&nl, "instance", err);
+		exit(1);
+	}
+	icsnl_close(&nl);
+	if (in.state != ICS_STATE_BOUND) {
+		icsnl_err("not bound: no node id to send from");
+		exit(1);
+	}
+	o.self = in.node_id;
 }
 
 static void output(const struct result *res, int n)
@@ -940,8 +983,10 @@ static void usage(FILE *f)
 		"  -w N          stream/bistream: messages in flight (default 16; 0: none, sink)\n"
 		"  -P N          stream/bistream: N parallel streams, channels CHANNEL.. +N-1\n"
 		"  -r RATES      rr-load: offered requests/s, list (default 100,200,400,...,6400)\n"
-		"  -k            kernel<->kernel: the in-kernel client (lat, stream; needs CAP_NET_ADMIN)\n"
-		"  --peer user|kernel  the responder: an icsperf server (default) or the TEST service\n"
+		"  -k            kernel<->kernel: ics_test.ko's generator (lat, stream; needs\n"
+		"                CAP_NET_ADMIN, and ics_test attached to CHANNEL on NODE)\n"
+		"  --peer user|kernel  the responder: an icsperf server (default) or NODE's\n"
+		"                test service, ics_test.ko, attached to CHANNEL there\n"
 		"  -j            JSON;  --csv  CSV\n");
 }
 
@@ -1047,8 +1092,10 @@ int main(int argc, char **argv)
 		icsnl_usage_err("-P is for user stream and bistream");
 	if (o.kernel && (o.test == T_BISTREAM || o.test == T_RRLOAD))
 		icsnl_usage_err("-k runs lat and stream");
+	if (o.peer_kernel && !o.kernel)
+		check_peer_kernel();
 	if (o.kernel) {
-		if (icsnl_open(&nl))
+		if (icsnl_open_test(&nl))
 			return 1;
 	} else {
 		for (i = 0; i < o.streams; i++)

@@ -42,7 +42,7 @@ struct ics_chan {
 	bool handler, has_prio;
 	uint8_t prio;
 	struct ics_dir dir[DIRS];
-	uint64_t rx_unclaimed, rx_pattern_ok, rx_pattern_bad;
+	uint64_t rx_unclaimed;
 };
 
 struct ics_chans {
@@ -50,11 +50,10 @@ struct ics_chans {
 };
 
 struct ics_node {
-	bool present, reachable, has_addr, has_last, has_hash[DIRS];
+	bool present, reachable, has_addr, has_last;
 	uint8_t addr[6];
 	uint64_t last_heard_ms;
 	uint64_t msgs[DIRS], bytes[DIRS];
-	uint64_t hash[DIRS][ICS_CHANNELS];	/* test hashes, per channel */
 };
 
 struct ics_nodes {
@@ -164,8 +163,6 @@ static const struct nla_policy chan_policy[ICS_CHAN_A_MAX + 1] = {
 	[ICS_CHAN_A_TX]			= { .type = NLA_NESTED },
 	[ICS_CHAN_A_RX]			= { .type = NLA_NESTED },
 	[ICS_CHAN_A_RX_UNCLAIMED]	= { .type = NLA_U64 },
-	[ICS_CHAN_A_RX_PATTERN_OK]	= { .type = NLA_U64 },
-	[ICS_CHAN_A_RX_PATTERN_BAD]	= { .type = NLA_U64 },
 	[ICS_CHAN_A_PRIO]		= { .type = NLA_U8 },
 };
 
@@ -208,8 +205,6 @@ static int chan_cb(struct nlattr **tb, void *arg)
 	c->has_prio = t[ICS_CHAN_A_PRIO];
 	c->prio = c->has_prio ? nla_get_u8(t[ICS_CHAN_A_PRIO]) : 0;
 	c->rx_unclaimed = icsnl_get_u64(t[ICS_CHAN_A_RX_UNCLAIMED]);
-	c->rx_pattern_ok = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_OK]);
-	c->rx_pattern_bad = icsnl_get_u64(t[ICS_CHAN_A_RX_PATTERN_BAD]);
 	if (parse_dir(t[ICS_CHAN_A_TX], &c->dir[TX]) || parse_dir(t[ICS_CHAN_A_RX], &c->dir[RX]))
 		return -EPROTO;
 	return 0;
@@ -239,8 +234,6 @@ static void chans_delta(struct ics_chans *out, const struct ics_chans *now,
 		o->has_prio = n->has_prio;
 		o->prio = n->prio;
 		o->rx_unclaimed = delta(n->rx_unclaimed, t->rx_unclaimed);
-		o->rx_pattern_ok = delta(n->rx_pattern_ok, t->rx_pattern_ok);
-		o->rx_pattern_bad = delta(n->rx_pattern_bad, t->rx_pattern_bad);
 		for (d = 0; d < DIRS; d++) {
 			o->dir[d].msgs = delta(n->dir[d].msgs, t->dir[d].msgs);
 			o->dir[d].bytes = delta(n->dir[d].bytes, t->dir[d].bytes);
@@ -278,8 +271,6 @@ static void json_chans(struct json *j, const struct ics_chans *cs, const struct 
 			json_obj_end(j);
 		}
 		json_u64(j, "rx_unclaimed", c->rx_unclaimed);
-		json_u64(j, "rx_pattern_ok", c->rx_pattern_ok);
-		json_u64(j, "rx_pattern_bad", c->rx_pattern_bad);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -400,8 +391,6 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 		table_str(&t, "rx_bytes");
 	}
 	table_str(&t, "unclaimed");
-	table_str(&t, "pattern_ok");
-	table_str(&t, "pattern_bad");
 	table_str(&t, "handler");
 	table_str(&t, "prio");
 	table_end_row(&t);
@@ -416,8 +405,6 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 			table_count(&t, c->dir[d].bytes, o);
 		}
 		table_count(&t, c->rx_unclaimed, o);
-		table_count(&t, c->rx_pattern_ok, o);
-		table_count(&t, c->rx_pattern_bad, o);
 		table_str(&t, c->handler ? "yes" : "no");
 		if (c->has_prio)
 			table_u64(&t, c->prio);
@@ -440,8 +427,6 @@ static const struct nla_policy node_policy[ICS_NODE_A_MAX + 1] = {
 	[ICS_NODE_A_TX_BYTES]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_MSGS]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_BYTES]		= { .type = NLA_U64 },
-	[ICS_NODE_A_TX_TESTHASH]	= { .type = NLA_NESTED },
-	[ICS_NODE_A_RX_TESTHASH]	= { .type = NLA_NESTED },
 };
 
 static int node_cb(struct nlattr **tb, void *arg)
@@ -471,10 +456,6 @@ static int node_cb(struct nlattr **tb, void *arg)
 	n->bytes[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_BYTES]);
 	n->msgs[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_MSGS]);
 	n->bytes[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_BYTES]);
-	n->has_hash[TX] = t[ICS_NODE_A_TX_TESTHASH];
-	n->has_hash[RX] = t[ICS_NODE_A_RX_TESTHASH];
-	icsnl_parse_indexed(t[ICS_NODE_A_TX_TESTHASH], n->hash[TX], ICS_CHANNELS, 4);
-	icsnl_parse_indexed(t[ICS_NODE_A_RX_TESTHASH], n->hash[RX], ICS_CHANNELS, 4);
 	return 0;
 }
 
@@ -482,7 +463,6 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 {
 	static const char *const msgs_key[DIRS] = { "tx_msgs", "rx_msgs" };
 	static const char *const bytes_key[DIRS] = { "tx_bytes", "rx_bytes" };
-	static const char *const hash_key[DIRS] = { "tx_testhash", "rx_testhash" };
 	struct ics_nodes ns;
 	char mac[18], buf[ICS_NUMBUF];
 	struct table t;
@@ -528,9 +508,6 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 					json_u64(&j, bytes_key[d], n->bytes[d]);
 				}
 			}
-			for (d = 0; d < DIRS; d++)
-				if (o->dir[d] && n->has_hash[d])
-					json_chan_values(&j, hash_key[d], n->hash[d]);
 			json_obj_end(&j);
 			continue;
 		}
@@ -898,7 +875,7 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  chanhisttot                  message-size histograms since load or reset\n"
 		"  chanhist -i SECS [-c COUNT]  the histograms' deltas every SECS seconds\n"
-		"  channels                     per-channel message, byte and pattern counters\n"
+		"  channels                     per-channel message and byte counters\n"
 		"  nodes                        per-node reachability and counters\n"
 		"  links [-N NODE]              per-peer reliable link state and counters\n"
 		"  members                      the membership view: states, heartbeats, quorum\n"
