@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ics_only.py - every frame type with every flag value at a member, and
+what the member sends back (only_ics.sh).
+
+  ics_only.py sweep IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION SEQ
+      As node SRC_NODE (from IFNAME's MAC), send node DST_NODE at DST_MAC
+      a frame of each type 0..5 and 255 with each flags value 0..255 (DATA
+      frames of one send session on channel TEST, numbered from SEQ in
+      the order sent, with message ids equal to their numbers, 64-byte
+      messages whose first 4 bytes ask for a 64-byte answer where the
+      flags meant that), then DATA frames with flags 0 again for every
+      number used, so that the receiver's link holds no gap; then listen
+      until the member has been quiet for a second (at most 20 s).
+      Prints JSON: {"sent": frames, "sent_bytes", "next_seq": the next
+      sequence number of the session, "back": {frame type: frames the
+      member sent to us}, "back_bytes"}.
+  ics_only.py echo IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION SEQ
+      One DATA frame numbered SEQ (message id SEQ) on channel TEST: an
+      ECHO for ics_test (include/uapi/linux/ics.h, part 5) asking for a
+      64-byte answer; then listen as sweep does. Prints the same JSON.
+
+The frame format comes from include/uapi/linux/ics.h (ICS_UAPI overrides
+its path): the wire version and the ethertype are read from it.
+"""
+import json
+import os
+import re
+import select
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ics_testmsg  # noqa: E402
+
+HDR = struct.Struct(">BBBBIBBH9I")	# struct ics_wire_hdr, 48 bytes
+FT_DATA, FT_HELLO, FT_ACK, FT_RESET = 1, 2, 3, 4
+CH_TEST, CH_CNX = 14, 15
+SESS = 0x1c5c0001
+PACKET_OUTGOING = 4
+
+
+def uapi(name):
+    path = os.environ.get("ICS_UAPI") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "include", "uapi", "linux", "ics.h")
+    m = re.search(r"#define\s+%s\s+(0x[0-9a-fA-F]+|\d+)" % name, open(path).read())
+    if not m:
+        sys.exit("ics_only.py: %s not found in %s" % (name, path))
+    return int(m.group(1), 0)
+
+
+def crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+TABLE = crc32c_table()
+
+
+def crc32c(data):
+    c = 0xffffffff
+    for b in data:
+        c = TABLE[(c ^ b) & 0xff] ^ (c >> 8)
+    return c ^ 0xffffffff
+
+
+class Member:
+    def __init__(self, ifname, dst_mac, src, dst, inc):
+        self.ver, self.etype = uapi("ICS_WIRE_VERSION"), uapi("ICS_ETH_P")
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(self.etype))
+        self.s.bind((ifname, self.etype))
+        self.mac = self.s.getsockname()[4]
+        self.dst_mac = bytes.fromhex(dst_mac.replace(":", ""))
+        self.src, self.dst, self.inc = src, dst, inc
+        self.sent = self.sent_bytes = self.back_bytes = 0
+        self.back = {}
+
+    def frame(self, ftype, flags, channel, payload, sess=0, seq=0, msg_id=0):
+        n = len(payload)
+        h = [self.ver, ftype, flags, channel, 0, self.src, self.dst, n, sess, seq, 0, 0,
+             msg_id, n, 0, self.inc, 0]
+        h[-1] = crc32c(HDR.pack(*h) + payload)
+        return self.dst_mac + self.mac + struct.pack(">H", self.etype) + HDR.pack(*h) + payload
+
+    def send(self, f):
+        self.s.send(f)
+        self.sent += 1
+        self.sent_bytes += len(f)
+        self.take(0)
+
+    def take(self, timeout):
+        """Frames the member sent us, for up to timeout s: True if one came."""
+        got = False
+        while select.select([self.s], [], [], timeout)[0]:
+            f, addr = self.s.recvfrom(65536)
+            timeout = 0
+            if addr[2] == PACKET_OUTGOING or f[6:12] != self.dst_mac or len(f) < 14 + HDR.size:
+                continue
+            t = f[15]
+            self.back[t] = self.back.get(t, 0) + 1
+            self.back_bytes += len(f)
+            got = True
+        return got
+
+    def listen(self):
+        end = time.monotonic() + 20
+        quiet = time.monotonic() + 1
+        while time.monotonic() < min(end, quiet):
+            if self.take(0.1):
+                quiet = time.monotonic() + 1
+
+    def report(self, **extra):
+        r = {"sent": self.sent, "sent_bytes": self.sent_bytes, "back_bytes": self.back_bytes,
+             "back": {str(k): v for k, v in sorted(self.back.items())}}
+        r.update(extra)
+        print(json.dumps(r))
+
+
+def sweep(m, seq0):
+    hello = bytes(int(os.environ.get("ICS_HELLO_LEN") or 136))
+    ack = struct.pack(">H", 512) + bytes(78)	# a window open to 512 frames
+    echo_req = struct.pack(">I", 64) + bytes(60)	# the former ECHO_LEN's size word
+    seq = seq0 - 1
+    for ftype in (0, FT_DATA, FT_HELLO, FT_ACK, FT_RESET, 5, 255):
+        for flags in range(256):
+            if ftype == FT_DATA:
+                seq += 1
+                f = m.frame(ftype, flags, CH_TEST, echo_req, SESS, seq, seq)
+            elif ftype == FT_HELLO:
+                f = m.frame(ftype, flags, CH_CNX, hello)
+            elif ftype == FT_ACK:
+                f = m.frame(ftype, flags, CH_CNX, ack)
+            elif ftype == FT_RESET:
+                f = m.frame(ftype, flags, CH_TEST, b"", sess=0x7777)
+            else:
+                f = m.frame(ftype, flags, CH_TEST, echo_req, SESS, 1, 1)
+            m.send(f)
+    # Fill every gap the refused frames left, in order: the link goes on.
+    for k in range(seq0, seq + 1):
+        m.send(m.frame(FT_DATA, 0, CH_TEST, echo_req, SESS, k, k))
+    m.listen()
+    m.report(next_seq=seq + 1)
+
+
+def echo(m, seq):
+    req = ics_testmsg.build(m.src, CH_TEST, 1, 64, ics_testmsg.OPS["echo"], 64)
+    m.send(m.frame(FT_DATA, 0, CH_TEST, req, SESS, seq, seq))
+    m.listen()
+    m.report(next_seq=seq + 1)
+
+
+def main():
+    if len(sys.argv) != 8 or sys.argv[1] not in ("sweep", "echo"):
+        sys.exit(__doc__)
+    m = Member(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
+               int(sys.argv[6], 0))
+    (sweep if sys.argv[1] == "sweep" else echo)(m, int(sys.argv[7]))
+
+
+if __name__ == "__main__":
+    main()

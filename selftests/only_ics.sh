@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# only_ics.sh - with ics.ko alone, nothing a remote node sends makes a
+# member send more than acknowledgements, heartbeats and resets: every
+# frame type (0..5, 255) with every flags value (0..255), the former test
+# flags among them, draws no data frame, no more frames and bytes than it
+# came in, and the link takes each valid message once. The same with the
+# test service loaded but attached nowhere; attached to TEST, it answers
+# an ECHO there (so the capture does see data frames when there are some).
+#
+#   netns ics$$-a                         netns ics$$-b
+#   +-------------------------+           +-------------------------+
+#   | ics node 1              |           | no ics instance bound:  |
+#   | veth0 02:00:00:00:00:01 +---veth----+ ics_only.py plays node 2|
+#   +-------------------------+           | and captures what comes |
+#                                         +-------------------------+
+
+ICS_WITH_TEST=0		# ics.ko alone until a case loads the test service
+. "$(dirname "$0")/lib.sh"
+
+ONLY=$ICS_SRC_DIR/ics_only.py
+INC=0x1c5c0de5		# ics_inject's incarnation, which the sweep also uses
+SEQ=1			# next number of the sweep's send session
+
+ics_init ics_inject
+
+setup()
+{
+	local h
+	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add || return 1
+	ics_bind "$NS_A" veth0 1 || return 1
+	# node 2 is ics_inject, answering node 1's challenge (design.rst, Admission)
+	h=$(stat_get "$NS_A" hello_rx)
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
+		--hello --answer || return 1
+	wait_eq 10 $((h + 1)) "node 1 hello_rx after node 2's heartbeats" stat_get "$NS_A" hello_rx ||
+		return 1
+	wait_reachable "$NS_A" 2
+}
+
+# Every frame the NIC took is counted: accepted (rx_frames), or under a
+# counter that says why not.
+RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem"
+
+rx_sum()	# NS
+{
+	in_ns "$1" icstat -j show | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+print(sum(s[k] for k in sys.argv[1].split()))' "$RX_KEYS"
+}
+
+# sweep_only_acks: the sweep draws only ACK (3), HELLO (2) and RESET (4)
+# frames, no more frames or bytes than it sent; node 1 counted every frame,
+# took each of the sweep's 256 messages once (unclaimed: no handler on
+# TEST) and still has node 2 as a member.
+sweep_only_acks()
+{
+	local out=$ICS_TMP/sweep.json rx0 un0 r
+	rx0=$(rx_sum "$NS_A")
+	un0=$(chan_get "$NS_A" TEST rx_unclaimed)
+	in_ns "$NS_B" python3 "$ONLY" sweep veth0 $MAC_A 2 1 $INC $SEQ > "$out" ||
+		{ fail "ics_only.py sweep: $(cat "$out")"; return 1; }
+	info "sweep: $(cat "$out")"
+	SEQ=$(jget 'j["next_seq"]' < "$out")
+	r=$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = {t: n for t, n in j["back"].items() if t not in ("2", "3", "4")}
+if bad:
+    print("node 1 sent frames of type %s (2 HELLO, 3 ACK, 4 RESET only)" % bad)
+elif sum(j["back"].values()) > j["sent"] or j["back_bytes"] > j["sent_bytes"]:
+    print("node 1 sent %d frames, %d bytes for %d frames, %d bytes"
+          % (sum(j["back"].values()), j["back_bytes"], j["sent"], j["sent_bytes"]))' "$out")
+	[ -z "$r" ] || { fail "$r"; return 1; }
+	# 7 types x 256 flags, then the 256 data frames again with flags 0
+	assert_eq "frames sent" $((8 * 256)) "$(jget 'j["sent"]' < "$out")" || return 1
+	r=$(( $(rx_sum "$NS_A") - rx0 ))
+	[ "$r" -ge $((8 * 256)) ] ||
+		{ fail "node 1 counted $r of $((8 * 256)) frames (rx_frames and rx_bad_* ...)"; return 1; }
+	wait_eq 10 $((un0 + 256)) "node 1 TEST rx_unclaimed: the sweep's messages, once each" \
+		chan_get "$NS_A" TEST rx_unclaimed || return 1
+	assert_eq "node 1 rx_dup_msgs" 0 "$(stat_get "$NS_A" rx_dup_msgs)" || return 1
+	assert_eq "node 2 at node 1" true "$(node_get "$NS_A" 2 reachable)"
+}
+
+# The test service loaded registers nothing until it is attached.
+test_loaded_idle()
+{
+	ics_test_load || return 1
+	sweep_only_acks
+}
+
+# Attached to TEST, it answers an ECHO: data comes back, which the capture
+# sees (the sweeps above could have seen it too).
+test_attached_answers()
+{
+	local out=$ICS_TMP/echo.json
+	tsvc_attach "$NS_A" TEST || return 1
+	in_ns "$NS_B" python3 "$ONLY" echo veth0 $MAC_A 2 1 $INC $SEQ > "$out" ||
+		{ fail "ics_only.py echo: $(cat "$out")"; return 1; }
+	info "echo: $(cat "$out")"
+	SEQ=$(jget 'j["next_seq"]' < "$out")
+	[ "$(jget 'j["back"].get("1", 0)' < "$out")" -ge 1 ] ||
+		{ fail "no data frame came back for an ECHO to the attached test service"; return 1; }
+	assert_eq "node 1 test service: answers on TEST" 1 \
+		"$(tsvc_get "$NS_A" 'j["channels"]["TEST"]["answers"]')"
+}
+
+step_add setup
+case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, RESET" \
+	sweep_only_acks
+case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
+case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
+case_add "teardown: netns, module, kernel log" ics_teardown_check
+cases_run
