@@ -139,6 +139,16 @@ struct ics_net {
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
 };
 
+/*
+ * The longest our own receive path held a frame of ours lately, on one CPU:
+ * from the stack's timestamp at enqueue to ics_rcv() (member.c). Written by
+ * that CPU only, read racily by the failure detection.
+ */
+struct ics_rx_lag {
+	unsigned long at;		/* jiffies when max_ns was seen */
+	u64 max_ns;
+};
+
 struct ics_bind {
 	struct ics_net *in;
 	struct net_device *dev;
@@ -151,6 +161,7 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
+	struct ics_rx_lag __percpu *rx_lag;	/* per CPU, see ics_rx_lag_note() */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -555,6 +566,30 @@ static inline u64 ics_silent_ns(const struct ics_peer *p, u64 now)
 	s64 d = now - READ_ONCE(p->last_heard_ns);
 
 	return d > 0 ? d : 0;
+}
+
+/*
+ * The wait of @skb in our receive path, from the stack's timestamp when it
+ * was queued (net_enable_timestamp() is on while bound) to now: the longest
+ * on this CPU within the last heartbeat interval. Other clocks' stamps (a
+ * delivery time) and clock steps fall outside (0, 10 s) and are ignored.
+ * Softirq, on the CPU that takes the frame.
+ */
+static inline void ics_rx_lag_note(struct ics_bind *b, const struct sk_buff *skb)
+{
+	struct ics_rx_lag *l = this_cpu_ptr(b->rx_lag);
+	s64 lag;
+
+	if (!skb->tstamp)
+		return;
+	lag = ktime_get_real_ns() - ktime_to_ns(skb->tstamp);
+	if (lag <= 0 || lag > 10LL * NSEC_PER_SEC)
+		return;
+	if (lag > l->max_ns ||
+	    time_after(jiffies, l->at + msecs_to_jiffies(READ_ONCE(b->in->hb_ms)))) {
+		WRITE_ONCE(l->at, jiffies);
+		WRITE_ONCE(l->max_ns, lag);
+	}
 }
 
 /* @p was heard at @now: last_heard_ns only moves forward. */

@@ -579,72 +579,76 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 }
 
 /*
- * Frames may be waiting in our own receive path: the per-CPU backlogs
- * (veth, RPS, netif_rx()) or a NAPI poll of the bound NIC not yet run.
- * The timer runs in softirq before NET_RX (and when softirqs are pushed to
- * ksoftirqd under load, both wait there, timers first): a node whose
- * heartbeat sits in our queue is not silent. Racy reads, under RCU: at
- * worst a decision is deferred once more, or not deferred.
+ * How far behind our own receive path may be: the longest any of our
+ * frames waited in it lately (ics_rx_lag_note(), per CPU, within the last
+ * heartbeat interval or two), or how late this timer ran (@expires, in
+ * jiffies): softirqs that wait, wait for both. A heartbeat of a node may
+ * be sitting that long in a queue of ours.
  */
-static bool ics_rx_pending(struct ics_bind *b)
+static u64 ics_rx_stall_ns(struct ics_bind *b, unsigned long expires)
 {
-	struct napi_struct *n;
+	unsigned long keep = 2 * msecs_to_jiffies(READ_ONCE(b->in->hb_ms)), now = jiffies;
+	u64 stall = time_after(now, expires) ? jiffies_to_nsecs(now - expires) : 0;
 	int cpu;
 
-	for_each_online_cpu(cpu) {
-		struct softnet_data *sd = &per_cpu(softnet_data, cpu);
+	for_each_possible_cpu(cpu) {
+		const struct ics_rx_lag *l = per_cpu_ptr(b->rx_lag, cpu);
 
-		if (skb_queue_len_lockless(&sd->input_pkt_queue) ||
-		    skb_queue_len_lockless(&sd->process_queue))
-			return true;
+		if (time_before_eq(now, READ_ONCE(l->at) + keep))
+			stall = max(stall, READ_ONCE(l->max_ns));
 	}
-	list_for_each_entry_rcu(n, &b->dev->napi_list, dev_list)
-		if (test_bit(NAPI_STATE_SCHED, &n->state))
-			return true;
-	return false;
+	return stall;
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals; unless our receive path has frames waiting (not yet
- * looked at: one may be the node's), then look again one tick later, for
- * at most another heartbeat_misses of our intervals or half the link
- * timeout, whichever is longer (hb_deferred): a backlog that many
- * senders fill on a starved CPU holds frames for hundreds of ms, and a
- * node silent by our own fault is reported before its link times out.
+ * its intervals, unless our own receive path is that far behind
+ * (ics_rx_stall_ns(): its heartbeat may be waiting in our queues); then
+ * look again one tick later, for at most another heartbeat_misses of our
+ * intervals or half the link timeout, whichever is longer (hb_deferred):
+ * a backlog that many senders fill on a starved CPU holds frames for
+ * hundreds of ms, and a node silent by our own fault is reported before
+ * its link times out. @expires: when the calling timer was due.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
-static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
+static void ics_member_check(struct ics_bind *b, u64 now, unsigned long expires,
+			     struct list_head *fail)
 {
 	struct ics_net *in = b->in;
 	u32 misses = READ_ONCE(in->hb_misses);
 	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
 		    NSEC_PER_MSEC;
-	int pending = -1;	/* not looked yet */
+	s64 stall = -1;		/* not looked yet */
+	bool deferred = false;
 	struct ics_peer *p;
+	u64 due;
 	int node;
 
 	spin_lock_bh(&in->member_lock);
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (!p || !ics_live(p->state) ||
-		    ics_silent_ns(p, now) <= ics_peer_hb_ns(in, p) * misses)
+		if (!p || !ics_live(p->state))
 			continue;
-		if (pending < 0)
-			pending = ics_rx_pending(b);
-		if (pending && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
+		due = ics_peer_hb_ns(in, p) * misses;
+		if (ics_silent_ns(p, now) <= due)
+			continue;
+		if (stall < 0)
+			stall = ics_rx_stall_ns(b, expires);
+		if (ics_silent_ns(p, now) <= due + stall &&
+		    (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
 			if (!b->defer_ns) {
 				b->defer_ns = now;
 				ics_count(in, ICS_STAT_HB_DEFERRED);
 			}
 			mod_timer(&b->check_timer, jiffies + 1);
+			deferred = true;
 			continue;
 		}
 		ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, fail);
 		net_info_ratelimited("%s: node %u down: silent for %llu ms\n", b->dev->name,
 				     node, div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC));
 	}
-	if (pending <= 0)
+	if (!deferred)
 		b->defer_ns = 0;	/* nothing deferred any more */
 	spin_unlock_bh(&in->member_lock);
 }
@@ -656,7 +660,7 @@ void ics_check_timer(struct timer_list *t)
 	LIST_HEAD(fail);
 
 	rcu_read_lock();
-	ics_member_check(b, ktime_get_ns(), &fail);
+	ics_member_check(b, ktime_get_ns(), t->expires, &fail);
 	rcu_read_unlock();
 	ics_link_fail_report(b->in, &fail, -EHOSTDOWN);
 }
@@ -681,7 +685,7 @@ void ics_timer(struct timer_list *t)
 	if (late)
 		ics_count(in, ICS_STAT_HB_LATE);
 	else
-		ics_member_check(b, ktime_get_ns(), &fail);
+		ics_member_check(b, ktime_get_ns(), due, &fail);
 	spin_lock_bh(&in->member_lock);
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
