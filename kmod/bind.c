@@ -43,12 +43,11 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
-	b->rx_lag = alloc_percpu(struct ics_rx_lag);
-	if (!b->rx_lag) {
+	b->in = in;
+	if (ics_rx_cpu_init(b)) {
 		kfree(b);
 		return -ENOMEM;
 	}
-	b->in = in;
 	b->dev = dev;
 	netdev_hold(dev, &b->dev_tracker, GFP_KERNEL);
 	b->seq = ++in->bind_seq;
@@ -61,8 +60,6 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->pt.type = htons(ICS_ETH_P);
 	b->pt.dev = dev;
 	b->pt.func = ics_rcv;
-	/* every received frame stamped when queued: our receive lag (member.c) */
-	net_enable_timestamp();
 
 	ics_member_bind(b);	/* the first view, before anything is heard */
 	rcu_assign_pointer(in->bind, b);
@@ -118,6 +115,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
 	timer_shutdown_sync(&b->check_timer);
+	ics_rx_cpu_exit(b);	/* the timer above armed the probes */
 	if (netif_running(b->dev))
 		ics_member_leave(b);	/* after the last heartbeat of the timer */
 	/* blocked senders see the instance unbound */
@@ -128,8 +126,6 @@ int ics_unbind(struct ics_net *in, const char *why)
 	ics_peers_free(b);
 	ics_member_unbind(in, b);
 	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem) || atomic_long_read(&b->reasm_large));
-	net_disable_timestamp();
-	free_percpu(b->rx_lag);
 	netdev_put(b->dev, &b->dev_tracker);
 	kfree(b);
 	return 0;

@@ -140,13 +140,17 @@ struct ics_net {
 };
 
 /*
- * The longest our own receive path held a frame of ours lately, on one CPU:
- * from the stack's timestamp at enqueue to ics_rcv() (member.c). Written by
- * that CPU only, read racily by the failure detection.
+ * Our receive path on one CPU (member.c): when it last took a frame of
+ * ours, and a probe timer that each heartbeat arms there, whose lateness
+ * is how long that CPU's softirqs (and so its receive queues) waited.
  */
-struct ics_rx_lag {
-	unsigned long at;		/* jiffies when max_ns was seen */
-	u64 max_ns;
+struct ics_rx_cpu {
+	unsigned long took;		/* jiffies: a frame of ours taken on this CPU */
+	unsigned long due;		/* the probe's expiry */
+	unsigned long late;		/* how late the last probe ran, in jiffies */
+	unsigned long late_at;		/* when it ran */
+	bool armed;			/* release/acquire: queued, not run yet */
+	struct timer_list probe;
 };
 
 struct ics_bind {
@@ -161,7 +165,7 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
-	struct ics_rx_lag __percpu *rx_lag;	/* per CPU, see ics_rx_lag_note() */
+	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: how late our receive path is */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -568,30 +572,6 @@ static inline u64 ics_silent_ns(const struct ics_peer *p, u64 now)
 	return d > 0 ? d : 0;
 }
 
-/*
- * The wait of @skb in our receive path, from the stack's timestamp when it
- * was queued (net_enable_timestamp() is on while bound) to now: the longest
- * on this CPU within the last heartbeat interval. Other clocks' stamps (a
- * delivery time) and clock steps fall outside (0, 10 s) and are ignored.
- * Softirq, on the CPU that takes the frame.
- */
-static inline void ics_rx_lag_note(struct ics_bind *b, const struct sk_buff *skb)
-{
-	struct ics_rx_lag *l = this_cpu_ptr(b->rx_lag);
-	s64 lag;
-
-	if (!skb->tstamp)
-		return;
-	lag = ktime_get_real_ns() - ktime_to_ns(skb->tstamp);
-	if (lag <= 0 || lag > 10LL * NSEC_PER_SEC)
-		return;
-	if (lag > l->max_ns ||
-	    time_after(jiffies, l->at + msecs_to_jiffies(READ_ONCE(b->in->hb_ms)))) {
-		WRITE_ONCE(l->at, jiffies);
-		WRITE_ONCE(l->max_ns, lag);
-	}
-}
-
 /* @p was heard at @now: last_heard_ns only moves forward. */
 static inline void ics_heard(struct ics_peer *p, u64 now)
 {
@@ -641,6 +621,8 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		   u32 frame_len, u32 inc);
 void ics_timer(struct timer_list *t);
 void ics_check_timer(struct timer_list *t);
+int ics_rx_cpu_init(struct ics_bind *b);
+void ics_rx_cpu_exit(struct ics_bind *b);
 
 /* A copy of one member's view entry (netlink.c), taken under member_lock. */
 struct ics_member_info {

@@ -579,46 +579,124 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 }
 
 /*
- * How far behind our own receive path may be: the longest any of our
- * frames waited in it lately (ics_rx_lag_note(), per CPU, within the last
- * heartbeat interval or two), or how late this timer ran (@expires, in
- * jiffies): softirqs that wait, wait for both. A heartbeat of a node may
- * be sitting that long in a queue of ours.
+ * A node silent past its deadline may be one whose heartbeats wait in our
+ * own receive queues: a CPU whose softirqs are held off (ksoftirqd behind
+ * busy tasks, a CPU taken by interrupts) takes nothing from its backlog or
+ * its NIC's ring meanwhile. We measure that with what we own: every
+ * heartbeat arms a probe timer, due at the next tick, on each CPU that took
+ * a frame of ours in the last two intervals. Timers run in the same
+ * softirq pass as receiving, so a probe runs late by as long as that CPU's
+ * receive path waited, and a probe not run yet past its due time is a wait
+ * going on. Without such a wait the queues hold at most what one softirq
+ * pass takes (netdev_max_backlog, a ring), milliseconds.
  */
-static u64 ics_rx_stall_ns(struct ics_bind *b, unsigned long expires)
+static unsigned long ics_rx_keep(const struct ics_bind *b)
 {
-	unsigned long keep = 2 * msecs_to_jiffies(READ_ONCE(b->in->hb_ms)), now = jiffies;
-	u64 stall = time_after(now, expires) ? jiffies_to_nsecs(now - expires) : 0;
+	return 2 * msecs_to_jiffies(READ_ONCE(b->in->hb_ms));
+}
+
+static void ics_rx_probe(struct timer_list *t)
+{
+	struct ics_rx_cpu *c = from_timer(c, t, probe);
+	unsigned long now = jiffies;
+
+	WRITE_ONCE(c->late, now - READ_ONCE(c->due));
+	WRITE_ONCE(c->late_at, now);
+	smp_store_release(&c->armed, false);	/* after late: a reader sees both */
+}
+
+int ics_rx_cpu_init(struct ics_bind *b)
+{
+	int cpu;
+
+	b->rx_cpu = alloc_percpu_gfp(struct ics_rx_cpu, GFP_KERNEL_ACCOUNT);
+	if (!b->rx_cpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
+
+		/* long ago: nothing taken, no probe run */
+		c->took = c->late_at = jiffies - MAX_JIFFY_OFFSET;
+		timer_setup(&c->probe, ics_rx_probe, 0);
+	}
+	return 0;
+}
+
+/* Unbinding, once the heartbeat timer (which arms the probes) is stopped. */
+void ics_rx_cpu_exit(struct ics_bind *b)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		timer_shutdown_sync(&per_cpu_ptr(b->rx_cpu, cpu)->probe);
+	free_percpu(b->rx_cpu);
+}
+
+/*
+ * The heartbeat timer: a probe on each CPU that took our frames lately,
+ * unless the last one there has not run yet. Only this timer arms them, so
+ * a probe that ran (armed false) is not queued any more.
+ */
+static void ics_rx_probe_arm(struct ics_bind *b)
+{
+	unsigned long keep = ics_rx_keep(b), now = jiffies;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
+
+		/* acquire: a probe that ran is off the timer base */
+		if (time_after(now, READ_ONCE(c->took) + keep) || smp_load_acquire(&c->armed))
+			continue;
+		WRITE_ONCE(c->due, now + 1);
+		smp_store_release(&c->armed, true);	/* due first, for the readers */
+		c->probe.expires = now + 1;
+		add_timer_on(&c->probe, cpu);
+	}
+}
+
+/*
+ * How long our receive path has been waiting, or waited lately, on the CPU
+ * that waited most: a probe overdue now, or the lateness of one that ran
+ * in the last two intervals.
+ */
+static u64 ics_rx_stall_ns(struct ics_bind *b)
+{
+	unsigned long keep = ics_rx_keep(b), now = jiffies, stall = 0, due;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		const struct ics_rx_lag *l = per_cpu_ptr(b->rx_lag, cpu);
+		const struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
-		if (time_before_eq(now, READ_ONCE(l->at) + keep))
-			stall = max(stall, READ_ONCE(l->max_ns));
+		/* acquire: due and late as the arming side or the probe left them */
+		if (smp_load_acquire(&c->armed)) {
+			due = READ_ONCE(c->due);
+			if (time_after(now, due))
+				stall = max(stall, now - due);
+		}
+		if (time_before_eq(now, READ_ONCE(c->late_at) + keep))
+			stall = max(stall, READ_ONCE(c->late));
 	}
-	return stall;
+	return jiffies_to_nsecs(stall);
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals, unless our own receive path is that far behind
- * (ics_rx_stall_ns(): its heartbeat may be waiting in our queues); then
- * look again one tick later, for at most another heartbeat_misses of our
+ * its intervals, unless our own receive path waited that much longer
+ * (ics_rx_stall_ns(): its heartbeats may be in our queues); then look
+ * again one tick later, for at most another heartbeat_misses of our
  * intervals or half the link timeout, whichever is longer (hb_deferred):
- * a backlog that many senders fill on a starved CPU holds frames for
- * hundreds of ms, and a node silent by our own fault is reported before
- * its link times out. @expires: when the calling timer was due.
+ * a starved CPU holds frames for hundreds of ms, and a node silent by our
+ * own fault is reported before its link times out.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
-static void ics_member_check(struct ics_bind *b, u64 now, unsigned long expires,
-			     struct list_head *fail)
+static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
 {
 	struct ics_net *in = b->in;
 	u32 misses = READ_ONCE(in->hb_misses);
 	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
 		    NSEC_PER_MSEC;
-	s64 stall = -1;		/* not looked yet */
+	u64 stall = ics_rx_stall_ns(b);
 	bool deferred = false;
 	struct ics_peer *p;
 	u64 due;
@@ -632,8 +710,6 @@ static void ics_member_check(struct ics_bind *b, u64 now, unsigned long expires,
 		due = ics_peer_hb_ns(in, p) * misses;
 		if (ics_silent_ns(p, now) <= due)
 			continue;
-		if (stall < 0)
-			stall = ics_rx_stall_ns(b, expires);
 		if (ics_silent_ns(p, now) <= due + stall &&
 		    (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
 			if (!b->defer_ns) {
@@ -660,7 +736,7 @@ void ics_check_timer(struct timer_list *t)
 	LIST_HEAD(fail);
 
 	rcu_read_lock();
-	ics_member_check(b, ktime_get_ns(), t->expires, &fail);
+	ics_member_check(b, ktime_get_ns(), &fail);
 	rcu_read_unlock();
 	ics_link_fail_report(b->in, &fail, -EHOSTDOWN);
 }
@@ -685,7 +761,7 @@ void ics_timer(struct timer_list *t)
 	if (late)
 		ics_count(in, ICS_STAT_HB_LATE);
 	else
-		ics_member_check(b, ktime_get_ns(), due, &fail);
+		ics_member_check(b, ktime_get_ns(), &fail);
 	spin_lock_bh(&in->member_lock);
 	b->hb_seq++;
 	ics_hello_build(b, &h, 0, NULL);
@@ -708,6 +784,7 @@ void ics_timer(struct timer_list *t)
 	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_ATOMIC);
+	ics_rx_probe_arm(b);	/* for the next check */
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);

@@ -212,7 +212,8 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 
 	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_LOOPBACK)
 		goto drop;
-	ics_rx_lag_note(b, skb);	/* any frame of ours waited in the same queues */
+	/* this CPU's receive path carries our frames: probe it (member.c) */
+	__this_cpu_write(b->rx_cpu->took, jiffies);
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
