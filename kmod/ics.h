@@ -537,12 +537,12 @@ struct ics_frag {
 	u32 msg_len;
 	u32 off;
 	u8 channel;
-	u8 flags;
+	bool bundle;		/* ICS_WF_BUNDLE */
 };
 
 /* skb->cb of a received data frame until reassembly takes it over */
 struct ics_rx_cb {
-	struct ics_frag f;	/* f.flags: ICS_WF_BUNDLE or 0 */
+	struct ics_frag f;
 	u32 seq;
 	bool ackreq;
 };

@@ -228,7 +228,7 @@ static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 		return false;
 	}
 
-	if (f.flags & ICS_WF_BUNDLE) {
+	if (f.bundle) {
 		if (!ics_bundle_rcv(p, skb, &f))
 			return false;
 	} else if (f.off == 0 && skb->len == f.msg_len) {

@@ -416,6 +416,7 @@ static void ics_bundle_fill(u8 *to, const struct ics_msg *m, u16 k)
 	for (; k; k--, m = list_next_entry(m, list)) {
 		r = (struct ics_wire_brec *)to;
 		r->len = htons(m->len);
+		r->flags = 0;
 		r->reserved = 0;
 		to += sizeof(*r);
 		ics_msg_copy(m, to, 0, m->len);

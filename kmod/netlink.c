@@ -86,9 +86,12 @@ static int ics_nl_put_stats(struct sk_buff *skb, struct ics_net *in)
 	nest = nla_nest_start(skb, ICS_A_STATS);
 	if (!nest)
 		return -EMSGSIZE;
-	for (s = ICS_STAT_PAD + 1; s < __ICS_STAT_LAST; s++)
+	for (s = ICS_STAT_PAD + 1; s < __ICS_STAT_LAST; s++) {
+		if (s >= ICS_STAT_RESERVED_42 && s <= ICS_STAT_RESERVED_44)
+			continue;	/* retired numbers */
 		if (nla_put_u64_64bit(skb, s, ctr[s], ICS_STAT_PAD))
 			return -EMSGSIZE;
+	}
 	nla_nest_end(skb, nest);
 	return 0;
 }

@@ -76,7 +76,7 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 
 /*
  * Do the records of the bundle @skb (header still on) tile its @len payload
- * bytes exactly, at least two of them, each with its reserved field 0?
+ * bytes exactly, at least two of them, each with flags and reserved 0?
  * Then link_rx.c takes them apart without checking again.
  */
 static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
@@ -87,7 +87,7 @@ static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
 	while (off < len) {
 		if (len - off < sizeof(r) ||
 		    skb_copy_bits(skb, ICS_HDR_LEN + off, &r, sizeof(r)) ||
-		    r.reserved)
+		    r.flags || r.reserved)
 			return false;
 		off += sizeof(r) + ntohs(r.len);
 		n++;
@@ -269,7 +269,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		f->msg_len = ntohl(h->msg_len);
 		f->off = ntohl(h->frag_off);
 		f->channel = h->channel;
-		f->flags = h->flags & ~ICS_WF_ACKREQ;
+		f->bundle = h->flags & ICS_WF_BUNDLE;
 		ICS_RXCB(skb)->ackreq = h->flags & ICS_WF_ACKREQ;
 	}
 

@@ -629,7 +629,7 @@ static void show_keys(void)
 	ics_print_show(&in, &fmt);
 	stdout = out;
 	fclose(f);
-	ok = ARRAY_SIZE(stat_names) == ICS_STAT_MAX - ICS_STAT_PAD &&
+	ok = ARRAY_SIZE(stat_names) == ICS_STAT_MAX - ICS_STAT_PAD - 3 &&	/* 3 retired */
 	     strstr(buf, "\"link_timeout_ms\": 5000, \"link_window\": 256") && !strstr(buf, "stat_");
 	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
 		snprintf(want, sizeof(want), "\"%s\": %zu",

@@ -185,7 +185,7 @@
 #include <linux/types.h>
 
 #define ICS_GENL_NAME		"ics"
-#define ICS_GENL_VERSION	2
+#define ICS_GENL_VERSION	1
 
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
@@ -311,8 +311,10 @@ enum ics_frame_type {
 
 /*
  * Flags, DATA frames only. Unknown flags make a receiver drop the frame
- * (ICS_STAT_RX_BAD_TYPE). A message carries no flags of its own: what an
- * application or a test needs travels in its payload.
+ * (ICS_STAT_RX_BAD_TYPE); 0x01 to 0x40 but ICS_WF_ACKREQ are retired and
+ * never reused, so that an older member's frame cannot take a new meaning.
+ * A message carries no flags of its own: what an application or a test
+ * needs travels in its payload.
  */
 #define ICS_WF_ACKREQ	0x08	/* acknowledge at once, the sender waits */
 /*
@@ -325,10 +327,14 @@ enum ics_frame_type {
 #define ICS_WF_BUNDLE	0x80
 #define ICS_WF_ALL	(ICS_WF_ACKREQ | ICS_WF_BUNDLE)
 
-/* One message in an ICS_WF_BUNDLE frame; its len bytes follow. */
+/*
+ * One message in an ICS_WF_BUNDLE frame; its len bytes follow. flags and
+ * reserved are 0, or the frame is dropped (ICS_STAT_RX_BAD_FRAG).
+ */
 struct ics_wire_brec {
 	__be16	len;		/* the message's bytes */
-	__be16	reserved;	/* 0, or the frame is dropped (ICS_STAT_RX_BAD_FRAG) */
+	__u8	flags;		/* 0: messages carry no flags */
+	__u8	reserved;
 };
 
 /*
@@ -480,6 +486,7 @@ enum ics_cmd {
 	ICS_CMD_RESET_STATS,
 	ICS_CMD_GET_CHANNELS,
 	ICS_CMD_GET_NODES,
+	ICS_CMD_RESERVED_7,	/* retired: never reused */
 	ICS_CMD_GET_LINKS,
 	ICS_CMD_SET_CHANNEL,
 	ICS_CMD_SET_INSTANCE,
@@ -505,7 +512,17 @@ enum ics_attr {
 	ICS_A_STATS,		/* nest: enum ics_stat */
 	ICS_A_CHANNEL,		/* nest: enum ics_chan_attr */
 	ICS_A_NODE,		/* nest: enum ics_node_attr */
+	ICS_A_RESERVED_15,	/* 15-18 and 20-25: retired, never reused */
+	ICS_A_RESERVED_16,
+	ICS_A_RESERVED_17,
+	ICS_A_RESERVED_18,
 	ICS_A_LINK,		/* nest: enum ics_link_attr */
+	ICS_A_RESERVED_20,
+	ICS_A_RESERVED_21,
+	ICS_A_RESERVED_22,
+	ICS_A_RESERVED_23,
+	ICS_A_RESERVED_24,
+	ICS_A_RESERVED_25,
 	ICS_A_LINK_TIMEOUT_MS,	/* u32 */
 	ICS_A_LINK_WINDOW,	/* u32 */
 	ICS_A_HEARTBEAT_MISSES,	/* u32 */
@@ -532,6 +549,8 @@ enum ics_chan_attr {
 	ICS_CHAN_A_TX,		/* nest: enum ics_dir_attr */
 	ICS_CHAN_A_RX,		/* nest: enum ics_dir_attr */
 	ICS_CHAN_A_RX_UNCLAIMED,	/* u64 */
+	ICS_CHAN_A_RESERVED_8,	/* 8, 9: retired, never reused */
+	ICS_CHAN_A_RESERVED_9,
 	ICS_CHAN_A_PRIO,	/* u8: 0..ICS_PRIO_LEVELS - 1 */
 	__ICS_CHAN_A_LAST
 };
@@ -558,6 +577,8 @@ enum ics_node_attr {
 	ICS_NODE_A_TX_BYTES,	/* u64 */
 	ICS_NODE_A_RX_MSGS,	/* u64 */
 	ICS_NODE_A_RX_BYTES,	/* u64 */
+	ICS_NODE_A_RESERVED_10,	/* 10, 11: retired, never reused */
+	ICS_NODE_A_RESERVED_11,
 	__ICS_NODE_A_LAST
 };
 #define ICS_NODE_A_MAX (__ICS_NODE_A_LAST - 1)
@@ -608,7 +629,10 @@ enum ics_stat {
 	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range, or out of order */
-	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
+	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive path late */
+	ICS_STAT_RESERVED_42,		/* 42-44: retired, never reused nor sent */
+	ICS_STAT_RESERVED_43,
+	ICS_STAT_RESERVED_44,
 	ICS_STAT_DEV_RX_DROPS,		/* /dev/ics: not counted (a full reader refuses: RX_HELD) */
 	ICS_STAT_DEV_CLOSE_DROPS,	/* /dev/ics: messages unread when their file closed */
 	ICS_STAT_TX_BUNDLES,		/* data frames sent carrying several messages */
@@ -737,7 +761,8 @@ struct ics_dev_hdr {
 
 /*
  * write(): return once the peer's receiver took the message, with its fate.
- * Other bits are refused (EINVAL).
+ * Other bits are refused (EINVAL); 0x01, 0x02 and 0x04 are retired and
+ * never reused.
  */
 #define ICS_DEV_F_SYNC		0x08
 #define ICS_DEV_F_WRITE		ICS_DEV_F_SYNC
