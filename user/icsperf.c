@@ -984,7 +984,8 @@ static void usage(FILE *f)
 		"  -P N          stream/bistream: N parallel streams, channels CHANNEL.. +N-1\n"
 		"  -r RATES      rr-load: offered requests/s, list (default 100,200,400,...,6400)\n"
 		"  -k            kernel<->kernel: ics_test.ko's generator (lat, stream; needs\n"
-		"                CAP_NET_ADMIN, and ics_test attached to CHANNEL on NODE)\n"
+		"                CAP_NET_ADMIN, and ics_test attached to CHANNEL on NODE, and\n"
+		"                here too for lat, whose answers it takes)\n"
 		"  --peer user|kernel  the responder: an icsperf server (default) or NODE's\n"
 		"                test service, ics_test.ko, attached to CHANNEL there\n"
 		"  -j            JSON;  --csv  CSV\n");
