@@ -8,13 +8,15 @@
 #
 #   server  sets the NIC's MTU, 10.77.0.2, starts every server of
 #           scripts/bench-transports.sh on it (bench-peer packet, udp, tcp,
-#           tipc; ics bound as node 2 with `icsperf server`; TIPC and ics
-#           only when BENCH_TRANSPORT_LIST names them), then writes
+#           tipc; ics bound as node 2 with `icsperf server` on TEST and the
+#           test service, ics_test.ko, attached to ICS_KERNEL_CH; TIPC and
+#           ics only when BENCH_TRANSPORT_LIST names them), then writes
 #           the transports it serves to SHARED/server-ready and waits to be
 #           killed.
 #   client  sets the NIC's MTU, 10.77.0.1, waits for SHARED/server-ready,
 #           brings up its ends (a TIPC bearer and link, ics node 1 reaching
-#           node 2), and runs scripts/bench-transports.sh with
+#           node 2, its test service attached to ICS_KERNEL_CH), and runs
+#           scripts/bench-transports.sh with
 #           BENCH_LAYOUT=b: the same runs, sizes and repetitions as layout
 #           (a), from this VM's root namespace, into SHARED/transports.jsonl.
 #           Writes ICS-BENCH-END to SHARED/client-done last.
@@ -64,12 +66,14 @@ ip link set "$dev" up
 log "layout b $role: $(uname -r), $dev MTU $mtu, $(nproc) vCPU"
 
 # ics_state ROLE: ics's counters and link state at the end, to explain
-# the figures (retransmissions, drops, CRC errors, the link's RTT).
+# the figures (retransmissions, drops, CRC errors, the link's RTT), and
+# what the test service checked.
 ics_state()
 {
 	[ -d /sys/module/ics ] || return 0
 	icstat show > "$res/$1-icstat-show.txt" 2>&1
 	icstat links > "$res/$1-icstat-links.txt" 2>&1
+	icsctl test show > "$res/$1-icsctl-test-show.txt" 2>&1
 	ip -s link show "$dev" > "$res/$1-nic.txt" 2>&1
 }
 
@@ -111,12 +115,13 @@ if [ "$role" = server ]; then
 	fi
 	if ! wanted ics; then
 		log "layout b server: ics not in BENCH_TRANSPORT_LIST, not loaded"
-	elif command -v icsperf >/dev/null && insmod "$stage/ics.ko" $ICS_PARAMS &&
-		icsctl bind dev "$dev" node 2 cluster 7 >/dev/null; then
+	elif command -v icsperf >/dev/null && ics_load "$stage/ics.ko" $ICS_PARAMS &&
+		icsctl bind dev "$dev" node 2 cluster 7 >/dev/null &&
+		tsvc_attach - "$ICS_KERNEL_CH"; then
 		icsperf server > "$res/server-ics.log" 2>&1 &
 		served+=" ics"
 	else
-		log "layout b server: no ics (icsperf missing, or insmod or bind failed)"
+		log "layout b server: no ics (icsperf missing, or insmod, bind or test attach failed)"
 	fi
 	sleep 1
 	echo "$served" > "$res/server-ready.tmp"
@@ -160,8 +165,10 @@ for t in $transports; do
 		;;
 	ics-*)
 		if [ -z "${ics_ok:-}" ]; then
-			insmod "$stage/ics.ko" $ICS_PARAMS && icsctl bind dev "$dev" node 1 cluster 7 >/dev/null ||
-				{ log "layout b client: insmod or bind failed"; continue; }
+			ics_load "$stage/ics.ko" $ICS_PARAMS &&
+				icsctl bind dev "$dev" node 1 cluster 7 >/dev/null &&
+				tsvc_attach - "$ICS_KERNEL_CH" ||
+				{ log "layout b client: insmod, bind or test attach failed"; continue; }
 			for i in $(seq 300); do
 				icstat -j nodes | node2_reachable && break
 				sleep 0.1

@@ -3,8 +3,11 @@
 #
 # Runs inside the VM started by scripts/bench.sh. For each MTU: two network
 # namespaces joined by one veth pair, ics bound on both ends (node 1 in
-# bench-a sends, node 2 in bench-b receives), and, on the same veth, TCP
-# (and TIPC when its module loads) as the baseline:
+# bench-a sends, node 2 in bench-b receives) with the test service,
+# ics_test.ko, attached to every channel but CNX at both ends (its
+# generator sends, node 2's checks every message and answers the pings),
+# and, on the same veth, TCP (and TIPC when its module loads) as the
+# baseline:
 #
 #   ics_ping_idle     64-byte PRI0 round trips, one at a time, idle link
 #   ics_ping_loaded   the same while 1 MiB CFS messages stream from node 1,
@@ -12,6 +15,7 @@
 #   ics_ping_loaded_cpu1  the same, the stream's sender on vCPU 1
 #   ics_bulk          N 1 MiB CFS messages, --wait: wall clock -> MB/s
 #   ics_bulk_loss     the same with netem loss 1% on bench-a's veth
+#   ics_test_b        node 2's test service at the end (icsctl test show)
 #   tcp_ping_idle, tcp_ping_loaded, tcp_bulk, tcp_bulk_loss: the same for TCP
 #   tipc_ping_idle, tipc_bulk: TIPC (SOCK_STREAM) when available
 #
@@ -23,7 +27,8 @@
 #   form_N            time for N members to form a full view, for each N
 #                     of BENCH_FORM
 #
-# Usage: bench-guest.sh RESDIR. RESDIR/stage holds ics.ko, icsctl, icstat,
+# Usage: bench-guest.sh RESDIR. RESDIR/stage holds ics.ko, ics_test.ko
+# (and ics-nostats.ko, ics_test-nostats.ko when they built), icsctl, icstat,
 # icsperf (when built), bench-peer, bench-lib.sh, bench-transports.sh,
 # bench-members.py, ics_members.py and env (BENCH_MTUS, "none" for no veth
 # runs, BENCH_PINGS, BENCH_BULK_MSGS, BENCH_KILLS, BENCH_DETECT, BENCH_FORM,
@@ -69,8 +74,9 @@ elapsed() { python3 -c 'import sys; print("%.6f" % (float(sys.argv[2]) - float(s
 
 # Round trips run on CPU 0, both ends: under TCG a wakeup on the other vCPU
 # costs milliseconds, which would measure the emulator, not the protocol.
-# (ics answers a ping in softirq on the sending CPU; the TCP and TIPC
-# servers are pinned to the same CPU as their client.) They run SCHED_FIFO
+# (node 2's test service answers a 64-byte ping in softirq, which veth
+# runs on the sending CPU; the TCP and TIPC servers are pinned to the same
+# CPU as their client.) They run SCHED_FIFO
 # (every transport alike), so that a bulk stream sharing their vCPU
 # delays them by the work it does in softirq, which nothing preempts, not
 # by the scheduler's time slices. The loaded round trips are measured with
@@ -105,6 +111,7 @@ setup()		# MTU
 	local mtu=$1
 	ns_pair $A $B va vb "$mtu" || return 1
 	ics_pair $A $B va vb || return 1
+	tsvc_attach $A all && tsvc_attach $B all || return 1
 	"${pin[@]}" ip netns exec $B bench-peer server tcp 5201 & peers+=($!)
 	tipc=0
 	if [ "$tipc_ok" = 1 ] && tipc_pair $A $B va vb "bench$mtu"; then
@@ -262,6 +269,7 @@ bench_mtu()
 	fi
 	record "$mtu" ics_links "$(ip netns exec $A icstat -j links 2>/dev/null || echo null)"
 	record "$mtu" ics_show_a "$(ip netns exec $A icstat -j show 2>/dev/null || echo null)"
+	record "$mtu" ics_test_b "$(ip netns exec $B icsctl test show -j 2>/dev/null || echo null)"
 	teardown
 }
 
@@ -273,7 +281,7 @@ if modprobe tipc 2>/dev/null && command -v tipc >/dev/null; then
 else
 	log "TIPC unavailable (modprobe tipc or the tipc tool failed): no TIPC baseline"
 fi
-insmod "$stage/ics.ko" || { log "insmod failed"; echo "ICS-BENCH-END rc=1" > "$res/done"; exit 1; }
+ics_load "$stage/ics.ko" || { log "insmod failed"; echo "ICS-BENCH-END rc=1" > "$res/done"; exit 1; }
 peers=()
 [ "$MTUS" = none ] && MTUS=
 if has_part veth; then
@@ -301,7 +309,7 @@ for n in $FORM; do
 	j=$(lim python3 "$stage/bench-members.py" form "$n")
 	record 0 "form_$n" "${j:-null}"
 done
-rmmod ics
+ics_unload
 dmesg > "$res/dmesg.log"
 echo "ICS-BENCH-END rc=0" > "$res/done"
 sync

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers shared by the guest halves of `make bench` (scripts/bench-guest.sh
-# and scripts/bench-transports.sh), sourced, not run. They expect PATH to
-# hold the staged icsctl, icstat and bench-peer.
+# Helpers shared by the guest halves of `make bench` (scripts/bench-guest.sh,
+# scripts/bench-transports.sh and scripts/bench-b-guest.sh), sourced, not
+# run. They expect PATH to hold the staged icsctl, icstat and bench-peer.
 
 log() { echo "bench: $*"; }
 
@@ -12,6 +12,54 @@ log() { echo "bench: $*"; }
 # made to take 16 MiB messages) holds 262144 64-byte messages, whose
 # draining at the end of a run would outlast the run.
 ICS_PARAMS="chan_queue_max=$((4 << 20))"
+
+# The test service, ics_test.ko (staged beside ics.ko), generates the ics
+# traffic of `icsctl send` and `icsperf -k`, checks it and answers pings.
+# ics-kernel (icsperf -k) runs on a channel of its own, at TEST's priority
+# level: TEST is the icsperf server's (a channel has one receiver), and
+# the test service is attached to this one at both ends (the PONGs of a
+# ping come back to the pinger's test service).
+ICS_KERNEL_CH=RBLD
+
+# ics_load KO [PARAMS...]: ics.ko KO with PARAMS, then the test service
+# built with it (ics_test.ko beside KO; for ics-nostats.ko,
+# ics_test-nostats.ko).
+ics_load()
+{
+	local ko=$1 tko
+	shift
+	tko=${ko%/*}/ics_test${ko##*/ics}
+	insmod "$ko" "$@" || return 1
+	insmod "$tko" || { log "insmod $tko failed"; return 1; }
+}
+
+# ics_unload: the test service, then ics; the test service refuses to go
+# (EBUSY) while messages it sent are still pending in ics, so retry a while.
+ics_unload()
+{
+	local m i
+	for m in ics_test ics; do
+		for i in $(seq 100); do
+			[ -d "/sys/module/$m" ] || break
+			rmmod "$m" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ ! -d "/sys/module/$m" ] || { log "rmmod $m failed"; return 1; }
+	done
+}
+
+# tsvc_attach NS CHANNEL...: NS's test service receives on these channels
+# (NS "-": this namespace).
+tsvc_attach()
+{
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then
+		icsctl test attach "$@"
+	else
+		ip netns exec "$ns" icsctl test attach "$@"
+	fi
+}
 
 # ns_pair NS_A NS_B DEV_A DEV_B MTU: two network namespaces joined by one
 # veth pair, 10.77.0.1 on DEV_A and 10.77.0.2 on DEV_B.

@@ -14,8 +14,11 @@
 #               namespaces of one kernel TIPC hands messages across
 #               directly, past the bearer (the "veth-frames" lines below
 #               count it): the report calls it "TIPC same-host"
-#   ics-user    icsperf, user client <-> user server (/dev/ics)
-#   ics-kernel  icsperf -k, in-kernel client <-> in-kernel echo
+#   ics-user    icsperf, user client <-> user server (/dev/ics), channel TEST
+#   ics-kernel  icsperf -k, the test service's generator <-> the test
+#               service (ics_test.ko) at the other end, on channel
+#               ICS_KERNEL_CH (bench-lib.sh), where both ends' test
+#               services are attached
 #
 # For each MTU of BENCH_MTUS the namespaces are built afresh, every server
 # starts in bt-b pinned to vCPU 1 (BENCH_PIN), and then, BENCH_REPS times, each
@@ -143,8 +146,8 @@ run()
 	# server sinks; one round trip at the end closes the run)
 	ics-user/stream) cmd=(icsperf stream 2 -w 0) ;;
 	ics-user/rr-load) cmd=(icsperf rr-load 2) ;;
-	ics-kernel/rr) cmd=(icsperf lat 2 -k) ;;
-	ics-kernel/stream) cmd=(icsperf stream 2 -k) ;;
+	ics-kernel/rr) cmd=(icsperf lat 2 -k -c "$ICS_KERNEL_CH") ;;
+	ics-kernel/stream) cmd=(icsperf stream 2 -k -c "$ICS_KERNEL_CH") ;;
 	*) return 0 ;;
 	esac
 	cmd+=(-s "$sizes" -l "$SECS" -j)
@@ -252,6 +255,8 @@ setup()
 			[ -z "$no_ics" ] || continue
 			if [ -z "${ics_bound:-}" ]; then
 				ics_pair $A $B va vb || { why_ics="ics: node 2 unreachable"; continue; }
+				tsvc_attach $A "$ICS_KERNEL_CH" && tsvc_attach $B "$ICS_KERNEL_CH" ||
+					{ why_ics="ics: cannot attach the test service"; continue; }
 				# every frame's CRC32C: the CPU's instruction or the table
 				log "ics crc32c driver: $(ip netns exec $A icsctl show -j | jq -r .crc32c_driver)"
 				start_server ics icsperf server
@@ -288,9 +293,8 @@ if [ "$LAYOUT" = a ] && { ! modprobe tipc 2>/dev/null || ! command -v tipc >/dev
 fi
 if ! command -v icsperf >/dev/null; then
 	no_ics=1 why_ics="icsperf not built (user/icsperf)"
-elif [ "$LAYOUT" = a ] && { ! { [ ! -d /sys/module/ics ] || rmmod ics; } ||
-	! insmod "$stage/ics.ko" $ICS_PARAMS; }; then
-	no_ics=1 why_ics="insmod ics.ko failed"
+elif [ "$LAYOUT" = a ] && { ! ics_unload || ! ics_load "$stage/ics.ko" $ICS_PARAMS; }; then
+	no_ics=1 why_ics="insmod ics.ko or ics_test.ko failed"
 fi
 if [ "$LAYOUT" = b ]; then
 	case " $BENCH_AVAIL " in *" tipc "*) ;; *) why_tipc="no TIPC link between the VMs" ;; esac
@@ -317,15 +321,16 @@ meta "$(jq -nc --arg mtus "$MTUS" --argjson reps "$REPS" --argjson secs "$SECS" 
 	pinning: $pin, estimated_s: $est, ics_params: $icsp,
 	unavailable: {tipc: $no_tipc, ics: $no_ics}}')"
 
-# ics_swap KO: unbind both members, replace the module, bind again, and
-# restart the icsperf server.
+# ics_swap KO: unbind both members, replace the module and its test
+# service, bind and attach again, and restart the icsperf server.
 ics_swap()
 {
 	ip netns exec $A icsctl unbind >/dev/null
 	ip netns exec $B icsctl unbind >/dev/null
 	kill "$ics_server" 2>/dev/null
 	wait "$ics_server" 2>/dev/null
-	rmmod ics && insmod "$1" $ICS_PARAMS && ics_pair $A $B va vb || return 1
+	ics_unload && ics_load "$1" $ICS_PARAMS && ics_pair $A $B va vb &&
+		tsvc_attach $A "$ICS_KERNEL_CH" && tsvc_attach $B "$ICS_KERNEL_CH" || return 1
 	start_server ics icsperf server
 	ics_server=$!
 	sleep 1
@@ -339,7 +344,8 @@ ics_swap()
 stats_cost()
 {
 	local mtu=$1 rep ko tag t
-	[ -r "$stage/ics-nostats.ko" ] || { log "no ics-nostats.ko: accounting cost not measured"; return; }
+	[ -r "$stage/ics-nostats.ko" ] && [ -r "$stage/ics_test-nostats.ko" ] ||
+		{ log "no ics-nostats.ko: accounting cost not measured"; return; }
 	# Swapping modules in both VMs is not worth it: layout a measures it.
 	[ "$LAYOUT" = a ] || return 0
 	case " $avail " in *" ics-user "*) ;; *) return ;; esac

@@ -46,7 +46,10 @@ root=$(cd "$(dirname "$0")/.." && pwd -P)
 kver=${BENCH_KVER:-$(cd /lib/modules && ls -d 6.12.*-amd64 2>/dev/null | head -n1)}
 [ -n "$kver" ] || { echo "bench: no 6.12 kernel installed (make deps)" >&2; exit 1; }
 ko=$root/build/$kver/kmod/ics.ko
-[ -r "$ko" ] || { echo "bench: $ko missing (make modules)" >&2; exit 1; }
+# ics's traffic (icsctl send, icsperf -k) comes from the test service.
+for m in "$ko" "${ko%/*}/ics_test.ko"; do
+	[ -r "$m" ] || { echo "bench: $m missing (make modules)" >&2; exit 1; }
+done
 for t in icsctl icstat; do
 	[ -x "$root/user/$t" ] || { echo "bench: user/$t missing (make user)" >&2; exit 1; }
 done
@@ -55,7 +58,7 @@ command -v vng >/dev/null || { echo "bench: vng not installed (make deps)" >&2; 
 res=$root/build/bench
 rm -rf "$res"
 mkdir -p "$res/stage"
-cp "$ko" "$root/user/icsctl" "$root/user/icstat" "$root/scripts/bench-members.py" \
+cp "$ko" "${ko%/*}/ics_test.ko" "$root/user/icsctl" "$root/user/icstat" "$root/scripts/bench-members.py" \
 	"$root/selftests/ics_members.py" "$root/scripts/bench-lib.sh" \
 	"$root/scripts/bench-transports.sh" "$res/stage/"
 if [ -x "$root/user/icsperf" ]; then
@@ -64,7 +67,8 @@ else
 	echo "bench: user/icsperf not built: the ics transports (ics-user, ics-kernel) are skipped"
 fi
 # The accounting's cost: the same module with ICS_NO_STATS=y
-# (every counter and histogram update compiled out), built beside it.
+# (every counter and histogram update compiled out), built beside it with
+# its own test service.
 nostats=$res/nostats
 mkdir -p "$nostats/kmod"
 ln -s "$root"/kmod/*.c "$root"/kmod/*.h "$root/kmod/Kbuild" "$nostats/kmod/"
@@ -72,6 +76,7 @@ ln -s "$root/include" "$nostats/include"
 if make -s -C "/lib/modules/$kver/build" M="$nostats/kmod" ICS_NO_STATS=y modules \
 	> "$res/nostats.log" 2>&1; then
 	cp "$nostats/kmod/ics.ko" "$res/stage/ics-nostats.ko"
+	cp "$nostats/kmod/ics_test.ko" "$res/stage/ics_test-nostats.ko"
 else
 	echo "bench: building ics without statistics failed (${res#$root/}/nostats.log); its runs are skipped"
 fi
@@ -197,6 +202,12 @@ for m in mtus:
             notes.append("MTU %d: %s: %d failed, errno %s." % (m, name, d.get("failed", 0), d.get("errno")))
         if d is None:
             notes.append("MTU %d: %s: no result (see console.log)." % (m, name))
+    d = g("ics_test_b")
+    if isinstance(d, dict):
+        bad = sum(c.get("rx_bad", 0) for c in d.get("channels", {}).values())
+        if bad:
+            notes.append("MTU %d: node 2's test service found %d messages that did not verify."
+                         % (m, bad))
 
 mem = []
 dets = sorted((k for (m, k) in R if m == 0 and k.startswith("detect_")),
@@ -237,8 +248,11 @@ head = """# ics benchmark
 - guest kernel: %s, 2 vCPUs, 2 GiB, %s (virtme-ng); host CPU: %s, %s cores
 - VM wall time: %s s
 - one VM boot; two network namespaces joined by one veth pair per MTU; ics
-  node 1 sends to node 2; TCP and TIPC use the same veth. Round trips: ics
-  `icsctl send --ping` (in-kernel generator, timed in the kernel), TCP/TIPC
+  node 1 sends to node 2, from the test service (ics_test.ko, attached to
+  every channel but CNX at both ends, which checks every message it
+  receives); TCP and TIPC use the same veth. Round trips: ics
+  `icsctl send --ping` (the test service's generator, timed in the kernel,
+  each PING answered by node 2's test service), TCP/TIPC
   scripts/bench-peer.c (user space, two system calls per side per round
   trip); every pinger and TCP/TIPC server on vCPU 0, SCHED_FIFO. Loaded:
   the bulk stream's sender pinned to vCPU 0 (with the pinger) or to vCPU 1.

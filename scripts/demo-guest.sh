@@ -10,12 +10,19 @@
 #
 # The members find each other (icstat members), send a traffic mix shaped
 # like the seed paper's NFS-server cluster (small CFS and PRI0 messages,
-# DLM and KCH chatter, some bulk CFS/DRD); member 1 prints `icstat
-# chanhisttot`, and every histogram row of every member is checked against
-# what was sent. Then member 3 dies (its netns deleted) while member 1
-# runs `icstat monitor`: it is declared down within 400 ms.
+# DLM and KCH chatter, some bulk CFS/DRD) from the test service,
+# ics_test.ko, loaded and attached to every channel but CNX on every
+# member, so that each receiver checks every byte it gets; member 1 prints
+# `icstat chanhisttot`, and every histogram row of every member, every
+# test service's counts and the test hashes of every sender and receiver
+# are checked against what was sent. Then member 3 dies (its netns
+# deleted) while member 1 runs `icstat monitor`: it is declared down
+# within 400 ms.
+#
+# Usage: demo-guest.sh ICS_KO (ics_test.ko beside it).
 set -eu
 ko=$1
+test_ko=$(dirname "$ko")/ics_test.ko
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$root/user:$PATH
 
@@ -29,8 +36,10 @@ for n in 1 2 3; do
 done
 # Membership at its defaults: a heartbeat every 100 ms, down after 3 missed.
 insmod "$ko"
+insmod "$test_ko"
 for n in 1 2 3; do
 	ip netns exec m$n icsctl bind dev ics$n node $n cluster 7 >/dev/null
+	ip netns exec m$n icsctl test attach all
 done
 for n in 1 2 3; do
 	for i in $(seq 100); do
@@ -76,6 +85,28 @@ echo "$plan" | while read -r src dst ch size count; do
 	ip netns exec m$src icsctl send node "$dst" channel "$ch" size "$size" count "$count" >/dev/null
 done
 
+# Until every receiver's test service has taken and checked what was sent
+# to it (it checks large messages in a worker, after delivery).
+python3 - "$plan" <<'PY'
+import json, subprocess, sys, time
+
+plan = [l.split() for l in sys.argv[1].splitlines() if l.split()]
+want = {n: sum(int(c) for s, d, ch, sz, c in plan if int(d) == n) for n in (1, 2, 3)}
+def checked(n):
+    j = json.loads(subprocess.run(["ip", "netns", "exec", f"m{n}", "icsctl", "test", "show", "-j"],
+                                  check=True, capture_output=True, text=True).stdout)
+    return sum(c["rx_ok"] + c["rx_bad"] for c in j["channels"].values()), j["queued"]
+deadline = time.time() + 120
+while True:
+    got = {n: checked(n) for n in (1, 2, 3)}
+    if all(got[n][0] >= want[n] and got[n][1] == 0 for n in got) or time.time() > deadline:
+        break
+    time.sleep(0.2)
+for n in (1, 2, 3):
+    if got[n][0] < want[n]:
+        print(f"demo: member {n}'s test service checked {got[n][0]} of {want[n]} messages after 120 s")
+PY
+
 # Heartbeats count on CNX too: slow them down to one an hour, so that the
 # counters hold still while they are checked (the next beat of each
 # member's timer announces the new interval; wait for it).
@@ -89,8 +120,15 @@ echo "demo: sent $expect_total messages over 3 members; member 1's view:"
 echo
 ip netns exec m1 icstat chanhisttot
 echo
+echo "demo: what member 1's test service checked of the messages sent to it:"
+echo
+ip netns exec m1 icsctl test show
+echo
 
-# Check: every member's tx and rx histogram equals the plan plus its hellos.
+# Check: every member's tx and rx histogram equals the plan plus its hellos;
+# every member's test service verified exactly the messages sent to it on
+# each channel; each sender's test hash for a receiver and channel equals
+# the receiver's for that sender: the same messages, once each, in order.
 python3 - "$plan" <<'PY'
 import json, subprocess, sys
 
@@ -101,10 +139,12 @@ def size(s):
     return int(s[:-1]) * m[s[-1]] if s[-1] in m else int(s)
 def row(n):
     return 0 if n == 0 else min((n - 1).bit_length() + 1, 26)
-def icstat(n, *args):
-    out = subprocess.run(["ip", "netns", "exec", f"m{n}", "icstat", "-j", *args],
+def run_j(n, *cmd):
+    out = subprocess.run(["ip", "netns", "exec", f"m{n}", *cmd],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+def icstat(n, *args):
+    return run_j(n, "icstat", "-j", *args)
 
 plan = [l.split() for l in sys.argv[1].splitlines() if l.split()]
 bad = 0
@@ -123,12 +163,25 @@ for n in (1, 2, 3):
             if c[d]["hist"] != want[d][c["id"]]:
                 bad += 1
                 print(f"demo: member {n} {d} {c['name']}: got {c[d]['hist']} want {want[d][c['id']]}")
-        if c["rx_pattern_bad"]:
+tsvc = {n: run_j(n, "icsctl", "test", "show", "-j") for n in (1, 2, 3)}
+for n in (1, 2, 3):
+    for ch in CH:
+        sent = sum(int(cnt) for src, dst, c, sz, cnt in plan if int(dst) == n and c == ch)
+        c = tsvc[n]["channels"].get(ch, {"rx_ok": 0, "rx_bad": 0})
+        if c["rx_ok"] != sent or c["rx_bad"]:
             bad += 1
-            print(f"demo: member {n} {c['name']}: {c['rx_pattern_bad']} corrupt messages")
+            print(f"demo: member {n} {ch}: test service verified {c['rx_ok']} of {sent}, "
+                  f"{c['rx_bad']} corrupt")
+for src, dst, ch in sorted({(int(s), int(d), c) for s, d, c, sz, cnt in plan}):
+    tx = tsvc[src]["nodes"].get(str(dst), {}).get("tx_hash", {}).get(ch)
+    rx = tsvc[dst]["nodes"].get(str(src), {}).get("rx_hash", {}).get(ch)
+    if not tx or tx != rx:
+        bad += 1
+        print(f"demo: {ch} from member {src} to {dst}: sender's hash {tx}, receiver's {rx}")
 if bad:
     sys.exit(f"demo: {bad} mismatches")
-print("demo: every histogram row on every member matches what was sent; no corrupt message")
+print("demo: every histogram row on every member matches what was sent; "
+      "every message verified, in order, by its receiver's test service")
 PY
 
 # A member dies: member 1 reports it down within 400 ms of its last frame.
@@ -162,7 +215,14 @@ print("demo: member 3 declared down %.0f ms after its last frame (bound: %d ms)"
 sys.exit(d > j["heartbeat_ms"] * (j["heartbeat_misses"] + 1) + 100)'
 ip netns del m1
 ip netns del m2
-rmmod ics
+# ics_test first (it uses ics); namespaces go away in the background.
+for mod in ics_test ics; do
+	for i in $(seq 100); do
+		rmmod $mod 2>/dev/null && break
+		sleep 0.1
+	done
+	! grep -q "^$mod " /proc/modules || { echo "demo: rmmod $mod failed" >&2; exit 1; }
+done
 if dmesg | grep -E 'WARNING:|BUG:|Oops|cut here|Call Trace' >/dev/null; then
 	echo "demo: the kernel log has a warning:" >&2
 	dmesg | grep -E -A20 'WARNING:|BUG:|Oops|cut here' >&2

@@ -4,10 +4,13 @@
 # since KVM here cannot run a stock kernel) and run scripts/demo-guest.sh.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-kver=${DEMO_KVER:-$(cd /lib/modules && ls -d 6.12.*-amd64 6.1.*-amd64 2>/dev/null | head -n1)}
+# (ls sorts its arguments: one ls per series, the newest first)
+kver=${DEMO_KVER:-$(cd /lib/modules && { ls -d 6.12.*-amd64; ls -d 6.1.*-amd64; } 2>/dev/null | head -n1)}
 [ -n "$kver" ] || { echo "demo: no supported kernel installed (make deps)" >&2; exit 1; }
 ko=$root/build/$kver/kmod/ics.ko
-[ -f "$ko" ] || { echo "demo: $ko missing (make modules)" >&2; exit 1; }
+for m in "$ko" "${ko%/*}/ics_test.ko"; do
+	[ -f "$m" ] || { echo "demo: $m missing (make modules)" >&2; exit 1; }
+done
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
 echo "demo: booting $kver"

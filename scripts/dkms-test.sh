@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # dkms add + build of this tree for every supported kernel, in private
-# source/dkms trees so the machine's DKMS state is untouched. KTAP output.
+# source/dkms trees so the machine's DKMS state is untouched: both modules,
+# ics.ko and the test service ics_test.ko (dkms.conf). KTAP output.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=$(cat "$root/VERSION")
@@ -71,7 +72,8 @@ old_headers_build()
 	make -s -C "$h/arch" M="$h/kmod" modules 2>&1 | grep -v 'Skipping BTF' | sed 's/^/# /'
 	grep -q ICS_NO_TIMER_SHUTDOWN "$h/kmod/.main.o.cmd" 2>/dev/null ||
 		{ echo "# the fallback was not chosen"; return 1; }
-	modinfo "$h/kmod/ics.ko" | grep -q "^vermagic: *$k61 "
+	modinfo "$h/kmod/ics.ko" | grep -q "^vermagic: *$k61 " &&
+		modinfo "$h/kmod/ics_test.ko" | grep -q "^vermagic: *$k61 "
 }
 if [ -n "$k61" ]; then
 	i=$((i + 1))

@@ -6,8 +6,9 @@
 # virtio NIC joined to the other's by qemu's socket backend on 127.0.0.1
 # (VM 1 listens, VM 2 connects): the dedicated interconnect, and nothing
 # else. In each, scripts/cluster-guest.sh loads ics.ko with insmod
-# ifname=<that NIC>, waits for the other to be a member, sends test-pattern
-# messages on all 16 channels and checks what the other sent. Then this
+# ifname=<that NIC> and the test service ics_test.ko, waits for the other
+# to be a member, sends test messages on all 16 channels from the test
+# service and has it check what the other sent. Then this
 # script kills VM 2 (SIGKILL to its qemu: a power cut), and VM 1 must
 # declare node 2 down within heartbeat_ms * (heartbeat_misses + 1) of its
 # last frame (hence of the kill) plus SLACK_MS.
@@ -49,7 +50,9 @@ bail()
 
 for k in "$k1" "$k2"; do
 	[ -n "$k" ] && [ -e "/boot/vmlinuz-$k" ] || bail "kernel ${k:-?} not installed (make deps)"
-	[ -r "$root/build/$k/kmod/ics.ko" ] || bail "build/$k/kmod/ics.ko missing (make modules)"
+	for m in ics ics_test; do
+		[ -r "$root/build/$k/kmod/$m.ko" ] || bail "build/$k/kmod/$m.ko missing (make modules)"
+	done
 done
 for t in icstat icsctl; do
 	[ -x "$root/user/$t" ] || bail "user/$t missing (make user)"
@@ -60,7 +63,8 @@ rm -rf "$res"
 for i in 1 2; do
 	k=$([ $i = 1 ] && echo "$k1" || echo "$k2")
 	mkdir -p "$res/vm$i/stage" "$res/vm$i/out"
-	cp "$root/build/$k/kmod/ics.ko" "$root/user/icstat" "$root/user/icsctl" "$res/vm$i/stage/"
+	cp "$root/build/$k/kmod/ics.ko" "$root/build/$k/kmod/ics_test.ko" "$root/user/icstat" \
+		"$root/user/icsctl" "$res/vm$i/stage/"
 done
 
 # A free port on the loopback address for VM 1 to listen on.
@@ -99,8 +103,13 @@ while ! { ready 1 && ready 2; }; do
 	fi
 	sleep 1
 done
-# The power cut: SIGKILL to VM 2's qemu, not to the vng wrapper.
-qpid=$(pgrep -f "qemu-system.*vm2" | head -n1)
+# The power cut: SIGKILL to VM 2's qemu, not to the vng wrapper: the one
+# sharing $res/vm2 (other VMs may run on this host).
+qpid=
+for p in $(pgrep -f 'qemu-system'); do
+	tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null |
+		grep -qF -e "$res/vm2," -e "$res/vm2 " && qpid=$p
+done
 [ -n "$qpid" ] && kill -KILL "$qpid"
 wait $vm2 2>/dev/null
 for i in $(seq "$limit"); do
@@ -125,7 +134,7 @@ step_ok()	# VM STEP
 }
 
 if step_ok 1 insmod && step_ok 2 insmod; then
-	tap ok "insmod ifname=<interconnect NIC> on $(cat "$res/vm1/out/kernel") and $(cat "$res/vm2/out/kernel")"
+	tap ok "insmod ifname=<interconnect NIC>, and ics_test, on $(cat "$res/vm1/out/kernel") and $(cat "$res/vm2/out/kernel")"
 else
 	tap "not ok" "insmod on both VMs" "see $res/vm*/console.log"
 fi
@@ -139,19 +148,22 @@ if step_ok 1 send && step_ok 2 send && step_ok 1 receive && step_ok 2 receive; t
 else
 	tap "not ok" "messages on all 16 channels each way"
 fi
-# The receiver's test hash per channel equals the sender's: same messages,
-# same order, none lost or duplicated.
+# The receiver's test hash per channel equals the sender's (the test
+# service's, icsctl test show): same messages, same order, none lost or
+# duplicated.
 if python3 - "$res" <<'EOF'
 import json, sys
 res = sys.argv[1]
-n = {i: {x["node_id"]: x for x in json.load(open("%s/vm%d/out/nodes.json" % (res, i)))["nodes"]}
-     for i in (1, 2)}
+n = {i: json.load(open("%s/vm%d/out/test.json" % (res, i)))["nodes"] for i in (1, 2)}
 errs = []
 for s, r in ((1, 2), (2, 1)):
-    tx, rx = n[s][r]["tx_testhash"], n[r][s]["rx_testhash"]
+    tx, rx = n[s][str(r)]["tx_hash"], n[r][str(s)]["rx_hash"]
+    if len(tx) != 16:
+        errs.append("node %d: %d channels in its test hashes" % (s, len(tx)))
     for ch in tx:
-        if tx[ch] != rx[ch]:
-            errs.append("%s: node %d sent hash %08x, node %d received %08x" % (ch, s, tx[ch], r, rx[ch]))
+        if not tx[ch] or tx[ch] != rx.get(ch):
+            errs.append("%s: node %d sent hash %08x, node %d received %08x"
+                        % (ch, s, tx[ch], r, rx.get(ch, 0)))
 for e in errs:
     print("# " + e)
 sys.exit(1 if errs else 0)
