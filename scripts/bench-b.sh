@@ -23,7 +23,10 @@
 # cores run one VM each).
 #
 # Environment: BENCH_MTUS, BENCH_TIMEOUT_B seconds per MTU (default 3600),
-# ICS_KVM=1, and bench-transports.sh's variables (staged in RESDIR/stage/env).
+# ICS_KVM=1, BENCH_APPEND (kernel command line words for both VMs, e.g.
+# "slub_debug=FZPU kfence.sample_interval=10 init_on_free=1" to catch a
+# use after free at its first bad access), and bench-transports.sh's
+# variables (staged in RESDIR/stage/env).
 set -u
 res=$1 kver=$2
 root=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -50,7 +53,7 @@ print(*(x.getsockname()[1] for x in s))')
 	{
 		timeout --foreground -k 10 "$limit" \
 			vng --run "/boot/vmlinuz-$kver" $accel --verbose --user root --cpus 1 --memory 1G \
-			--rwdir "$sh" \
+			--rwdir "$sh" ${BENCH_APPEND:+--append "$BENCH_APPEND"} \
 			--qemu-opts="-netdev dgram,id=ics0,local.type=inet,local.host=127.0.0.1,local.port=$3,remote.type=inet,remote.host=127.0.0.1,remote.port=$4 -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$1" \
 			-- bash "$root/scripts/bench-b-guest.sh" "$sh" "$2" "$mtu" \
 			> "$sh/console-$2.log" 2>&1 < /dev/null &
