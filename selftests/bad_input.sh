@@ -29,7 +29,12 @@
 # been handled (veth keeps order), so the case checks the counters without
 # sleeping, and also that node 1's link expects the sequence number after
 # the fence (a bad frame refused before the link must not use one up).
+#
+# The test service (ics_test.ko) is loaded, for icsctl send, and attached
+# to no channel (ICS_ATTACH=none): every message a frame delivers, the
+# fence on DLM too, is counted unclaimed on its channel.
 
+ICS_ATTACH=none
 . "$(dirname "$0")/lib.sh"
 
 NS_C=$ICS_PFX-c
@@ -377,9 +382,9 @@ inj_begin()
 # for it, then COUNTER (an ICS_STAT key, or "none") must have grown by
 # exactly 1, every other rx_bad_*/dup/conflict counter not at all, rx_frames
 # by VALID_FRAMES + 1 (the fence), and per channel rx.msgs, rx.bytes,
-# rx_unclaimed, rx_pattern_ok, rx_pattern_bad by 0 except the fence on DLM
-# and the CHAN.FIELD=DELTA given (ics_model.py inj-check). The state after
-# is the next case's base.
+# rx_unclaimed and the test service's test.rx_ok, test.rx_bad by 0 except
+# the fence on DLM and the CHAN.FIELD=DELTA given (ics_model.py
+# inj-check). The state after is the next case's base.
 inj_end()
 {
 	local counter=$1 valid=$2 rc=0
@@ -459,6 +464,31 @@ two_frags_reversed()
 	frame_case none 2 TEST.rx.msgs=1 TEST.rx.bytes=2000 TEST.rx_unclaimed=1 \
 		-- --msg-id $id --msg-len 2000 --frag-off 1000 --len 1000 \
 		-- --msg-id $id --msg-len 2000 --frag-off 0 --len 1000
+}
+
+# Three fragments of one message, the second with ACKREQ (acknowledge at
+# once), a flag of its frame, not of the message (which has none): the
+# fragments need not agree on it, and the message is reassembled once.
+frags_ackreq()
+{
+	local id=$((INJ_ID + 1))
+	INJ_ID=$id
+	frame_case none 3 TEST.rx.msgs=1 TEST.rx.bytes=3000 TEST.rx_unclaimed=1 \
+		-- --msg-id $id --msg-len 3000 --frag-off 0 --len 1000 \
+		-- --msg-id $id --msg-len 3000 --frag-off 1000 --len 1000 --flags 0x08 \
+		-- --msg-id $id --msg-len 3000 --frag-off 2000 --len 1000
+}
+
+# A valid first fragment, then a second carrying a flag that asked ics.ko's
+# test service once (TESTPAT): refused before the link (it uses up no
+# sequence number); the first stays held.
+frag_then_flag()
+{
+	local id=$((INJ_ID + 1))
+	INJ_ID=$id
+	frame_case rx_bad_type 1 \
+		-- --msg-id $id --msg-len 3000 --frag-off 0 --len 1000 \
+		-- --msg-id $id --flags 0x01 --msg-len 3000 --frag-off 1000 --len 1000
 }
 
 # Two frames with one msg_id: a valid first fragment, then FRAME2 ARGS.
@@ -598,7 +628,9 @@ case_add "rx_bad_version: version 2 (wire v2, before membership)" $F rx_bad_vers
 case_add "rx_bad_version: version 3 (wire v3, before bundles)" $F rx_bad_version 0 -- --version 3 --len 10
 case_add "rx_bad_version: version 4 (wire v4, before flow control)" $F rx_bad_version 0 -- --version 4 --len 10
 case_add "rx_bad_version: version 5 (wire v5, before held messages)" $F rx_bad_version 0 -- --version 5 --len 10
-case_add "rx_bad_version: version 7" $F rx_bad_version 0 -- --version 7 --len 10
+case_add "rx_bad_version: version 6 (wire v6, before the test flags left the frame)" \
+	$F rx_bad_version 0 -- --version 6 --len 10
+case_add "rx_bad_version: version 8" $F rx_bad_version 0 -- --version 8 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10
@@ -611,6 +643,14 @@ case_add "rx_bad_type: type 5" $F rx_bad_type 0 -- --type 5 --len 10
 case_add "rx_bad_type: type 255" $F rx_bad_type 0 -- --type 255 --len 10
 case_add "rx_bad_type: a flag on a RESET frame (flags are for data frames)" \
 	$F rx_bad_type 0 -- --type 4 --flags 0x80
+# The flags of ics.ko's own test service, gone with it: unknown now.
+case_add "rx_bad_type: a data frame with flag 0x01 (TESTPAT once)" $F rx_bad_type 0 -- --flags 0x01 --len 64
+case_add "rx_bad_type: a data frame with flag 0x02 (PING once)" $F rx_bad_type 0 -- --flags 0x02 --len 64
+case_add "rx_bad_type: a data frame with flag 0x04 (PONG once)" $F rx_bad_type 0 -- --flags 0x04 --len 64
+case_add "rx_bad_type: a data frame with flag 0x10 (ECHO once)" $F rx_bad_type 0 -- --flags 0x10 --len 64
+case_add "rx_bad_type: a data frame with flag 0x20 (ECHO_LEN once)" \
+	$F rx_bad_type 0 -- --flags 0x20 --len 64
+case_add "rx_bad_type: a data frame with flag 0x40 (SINK once)" $F rx_bad_type 0 -- --flags 0x40 --len 64
 case_add "a bundle of two empty messages delivers both (rx_bundles)" \
 	bundle_case rx_bundles 1 TEST.rx.msgs=2 TEST.rx_unclaimed=2 -- --flags 0x80 --len 8 --byte 0
 case_add "rx_bad_frag: a bundle of one message" \
@@ -621,6 +661,12 @@ case_add "rx_bad_frag: a bundle record running past the payload" \
 	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 10
 case_add "rx_bad_frag: a bundle at frag_off 8 of 16" \
 	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 8 --byte 0 --msg-len 16 --frag-off 8
+# Two empty messages, as above, but for one byte of one record: its flags
+# byte (messages carry no flags), or its reserved byte.
+case_add "rx_bad_frag: a bundle record whose flags byte is not 0" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 8 --byte 0 --payload 0000000000000100
+case_add "rx_bad_frag: a bundle record whose reserved byte is not 0" \
+	bundle_case rx_bad_frag 0 -- --flags 0x80 --len 8 --byte 0 --payload 0000000100000000
 case_add "rx_bad_frag: frag_off + frag_len > msg_len" \
 	$F rx_bad_frag 0 -- --len 100 --msg-len 150 --frag-off 100
 case_add "rx_bad_frag: frag_off near 2^32 (no u32 wrap-around)" \
@@ -631,15 +677,14 @@ case_add "rx_bad_frag: a first fragment of 100 bytes (every fragment but the las
 	$F rx_bad_frag 0 -- --len 100 --msg-len 1000 --frag-off 0
 case_add "rx_bad_frag: second fragment disagrees on msg_len" \
 	held_then rx_bad_frag --msg-len 4000 --frag-off 1000 --len 1000
-case_add "rx_bad_frag: second fragment disagrees on flags" \
-	held_then rx_bad_frag --flags 1 --msg-len 3000 --frag-off 1000 --len 1000
+case_add "fragments that differ in ACKREQ, a frame's own flag: the message is reassembled once" \
+	frags_ackreq
+case_add "rx_bad_type: a second fragment with flag 0x01 (TESTPAT once), the first held" \
+	frag_then_flag
 case_add "rx_dup_frag: the same fragment twice" \
 	held_then rx_dup_frag --msg-len 3000 --frag-off 0 --len 1000
 case_add "rx_dup_frag: fragment overlapping a held one" \
 	held_then rx_dup_frag --msg-len 3000 --frag-off 500 --len 1000
-case_add "rx_pattern_bad: test-pattern flag on a corrupted payload" \
-	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 TEST.rx_pattern_bad=1 \
-	-- --flags 1 --len 64 --byte 0xa5
 case_add "rx_node_conflict: a data frame claiming our own node id" \
 	$F rx_node_conflict 0 -- --src-node 1 --len 10
 case_add "rx_node_conflict: a hello from another MAC claiming node 2" \

@@ -87,6 +87,8 @@ static void usage(FILE *f)
 "                          frame (from the ics header on)\n"
 "  -l, --len N             payload bytes (default 0)\n"
 "  -b, --byte N            payload fill byte (default 0xa5)\n"
+"      --payload HEX       the payload starts with these bytes (at most 64),\n"
+"                          the fill byte after them\n"
 "      --hello             payload is a struct ics_wire_hello; defaults\n"
 "                          become type=HELLO channel=CNX len=%zu\n"
 "      --hello-incarnation N  --hello-mtu N  --hello-ms N (default 1000)\n"
@@ -191,7 +193,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
-	O_ANSWER, O_PAUSED, O_PAUSE_GEN,
+	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD,
 };
 
 static const struct option longopts[] = {
@@ -243,6 +245,7 @@ static const struct option longopts[] = {
 	{ "answer",		no_argument,       NULL, O_ANSWER },
 	{ "paused",		required_argument, NULL, O_PAUSED },
 	{ "pause-gen",		required_argument, NULL, O_PAUSE_GEN },
+	{ "payload",		required_argument, NULL, O_PAYLOAD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -343,6 +346,8 @@ int main(int argc, char **argv)
 	unsigned long long h_seen = 0;
 	unsigned int a_window = 128, a_sack_bits = 0, paused = 0, pause_gen = 0;
 	unsigned char sack[ICS_SACK_BITS / 8] = { 0 };
+	unsigned char prefix[64];
+	size_t prefix_len = 0;
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char src[ETH_ALEN], alt_src[ETH_ALEN];
@@ -393,6 +398,9 @@ int main(int argc, char **argv)
 		case O_ANSWER: answer = 1; break;
 		case O_PAUSED: paused = num("paused", optarg, 0xffff); break;
 		case O_PAUSE_GEN: pause_gen = num("pause-gen", optarg, 0xffff); break;
+		case O_PAYLOAD:
+			prefix_len = parse_hex("payload", optarg, prefix, sizeof(prefix));
+			break;
 		case O_HELLO: hello = 1; break;
 		case O_H_INC: h_inc = num("hello-incarnation", optarg, UINT32_MAX); break;
 		case O_H_MTU: h_mtu = num("hello-mtu", optarg, UINT32_MAX); have_h_mtu = 1; break;
@@ -496,6 +504,7 @@ int main(int argc, char **argv)
 	h->check = 0;
 
 	memset(h + 1, fill, len);
+	memcpy(h + 1, prefix, prefix_len < (size_t)len ? prefix_len : (size_t)len);
 	if (hello) {
 		struct ics_wire_hello hw = {
 			.incarnation = htonl(h_inc),
