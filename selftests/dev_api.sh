@@ -2,17 +2,29 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # dev_api.sh - the user message API, /dev/ics (Documentation/user-api.rst),
-# the in-kernel TEST service, and icsperf, whose counts must equal the
-# kernel's counters.
+# asking a peer's test service (ics_test.ko) for answers and sinks in its
+# protocol through it, and icsperf, whose counts must equal the kernel's
+# counters and the test service's.
 #
 #   netns ics$$-a                          netns ics$$-b
 #   +--------------------------+           +--------------------------+
 #   | ics node 1               |           | ics node 2               |
-#   |  /dev/ics files          |           |  TEST service, or an     |
-#   |  (ics_dev.py, icsperf)   |           |  `icsperf server`        |
+#   |  /dev/ics files          |           |  test service (ics_test) |
+#   |  (ics_dev.py, icsperf)   |           |  on TEST, /dev/ics       |
+#   |                          |           |  readers, or an          |
+#   |                          |           |  `icsperf server`        |
 #   |  veth0                   +---veth----+  veth0                   |
 #   +--------------------------+           +--------------------------+
+#
+# A channel has one receiver: the test service is attached to no channel
+# at bind (ICS_ATTACH=none), and the steps between the groups of cases
+# attach it where they need it: on node 2's TEST for the requests of the
+# first cases, nowhere for the /dev/ics readers of node 2 after them, on
+# TEST again for icsperf --peer kernel, then on KCH, DLM and CFSR (node 1:
+# CFSR) for icsperf --peer kernel -P 2 and -k while an icsperf server holds
+# node 2's TEST.
 
+ICS_ATTACH=none
 . "$(dirname "$0")/lib.sh"
 
 ics_init tc setpriv
@@ -27,7 +39,35 @@ setup()
 	pair_setup && [ -c /dev/ics ] || { fail "/dev/ics missing after loading ics"; return 1; }
 }
 
-errors() { dev_in "$NS_A" errors 2 9; }
+# tsvc_mark CH: note node 2's test-service counters on channel CH;
+# tsvc_grew CH KEY=N...: once every message node 2's test service took is
+# counted, each KEY (rx_msgs, rx_ok, rx_bad, sinked, answers, answer_drops,
+# refused) grew by exactly N since the mark.
+tsvc_mark() { tsvc_get "$NS_B" "j[\"channels\"].get(\"$1\", {})" > "$ICS_TMP/tsvc.$1"; }
+
+tsvc_grew()
+{
+	local ch=$1 got
+	shift
+	wait_eq 60 0 "node 2: messages the test service took, not counted yet" \
+		tsvc_get "$NS_B" 'j["queued"]' || return 1
+	got=$(tsvc_get "$NS_B" "j[\"channels\"].get(\"$ch\", {})" | python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(sys.stdin)
+print(" ".join("%s=%d" % (k, b.get(k, 0) - a.get(k, 0)) for k in
+               (kv.split("=")[0] for kv in sys.argv[2:])))' "$ICS_TMP/tsvc.$ch" "$@")
+	assert_eq "node 2's test service on $ch: counters grew by" "$*" "$got"
+}
+
+# Every refused call is refused before anything is sent: node 2's test
+# service took exactly the two requests that went, an ECHO it answered and
+# a 16 MiB SINK.
+errors()
+{
+	tsvc_mark TEST || return 1
+	dev_in "$NS_A" errors 2 9 || return 1
+	tsvc_grew TEST rx_msgs=2 rx_ok=2 rx_bad=0 sinked=1 answers=1 answer_drops=0
+}
 
 # TEST opens to the group user_gid; other channels stay CAP_NET_ADMIN's,
 # judged by the credentials the file was opened with.
@@ -50,24 +90,39 @@ perms()
 	dev_in "$NS_A" passfd root 3 0
 }
 
-polls() { dev_in "$NS_A" poll 2; }
+# POLLIN with the answer of node 2's test service to an ECHO queued.
+polls()
+{
+	tsvc_mark TEST || return 1
+	dev_in "$NS_A" poll 2 || return 1
+	tsvc_grew TEST rx_msgs=1 rx_ok=1 rx_bad=0 answers=1
+}
 
-# ICS_DEV_BIND_BATCH: one read takes every queued message that fits, each
-# record aligned to 8 bytes with zero padding, in order; the first must fit
-# (EMSGSIZE), and nothing queued is EAGAIN.
-batch() { dev_in "$NS_A" batch 2; }
+# ICS_DEV_BIND_BATCH: one read takes every queued message (ten answers of
+# node 2's test service, 16 to 4096 bytes) that fits, each record aligned
+# to 8 bytes with zero padding, in order; the first must fit (EMSGSIZE),
+# and nothing queued is EAGAIN.
+batch()
+{
+	tsvc_mark TEST || return 1
+	dev_in "$NS_A" batch 2 || return 1
+	tsvc_grew TEST rx_msgs=10 rx_ok=10 rx_bad=0 answers=10 answer_drops=0
+}
 
-# Frames lost (netem loss 100%): writes queue up to chan_queue_max, then
-# EAGAIN and no POLLOUT; once frames flow again, POLLOUT.
+# Frames lost (netem loss 100%): SINK requests to node 2's test service
+# queue up to chan_queue_max, then EAGAIN and no POLLOUT; once frames flow
+# again, POLLOUT. Whatever node 2 took verified and was sinked, unanswered.
 fill()
 {
-	local rc
+	local rc took queued=0
+	tsvc_mark TEST || return 1
 	tc -n "$NS_A" qdisc add dev veth0 root netem loss 100% || return 1
 	local out="" pid
 	coproc FILL { in_ns "$NS_A" $DEV fill 2 2>&1; }
 	pid=$FILL_PID	# bash unsets FILL_PID when the coprocess ends
 	while read -r -t 120 -u "${FILL[0]}" out; do
 		echo "$out"
+		case $out in "# "*" messages queued before EAGAIN") queued=${out#\# } queued=${queued%% *} ;; esac
 		[ "$out" = filled ] && break
 	done
 	tc -n "$NS_A" qdisc del dev veth0 root
@@ -78,18 +133,29 @@ fill()
 	rc=$?
 	assert_eq "fill exit" 0 $rc || return 1
 	# Every message queued was delivered (retransmitted) or failed, none lost.
-	wait_eq 60 0 "messages still queued to node 2" link_get "$NS_A" 2 queued_msgs
+	wait_eq 60 0 "messages still queued to node 2" link_get "$NS_A" 2 queued_msgs || return 1
+	wait_eq 60 0 "node 2: messages the test service took, not counted yet" \
+		tsvc_get "$NS_B" 'j["queued"]' || return 1
+	took=$(($(tsvc_get "$NS_B" 'j["channels"].get("TEST", {}).get("rx_msgs", 0)') - \
+		$(jget 'j.get("rx_msgs", 0)' < "$ICS_TMP/tsvc.TEST")))
+	echo "# node 2's test service took $took of the $((queued + 1)) SINK requests written"
+	[ "$took" -gt 0 ] && [ "$took" -le $((queued + 1)) ] ||
+		{ fail "node 2's test service took $took of $((queued + 1))"; return 1; }
+	tsvc_grew TEST rx_msgs="$took" rx_ok="$took" rx_bad=0 sinked="$took" answers=0
 }
 
-# queue_run MODE: three echo answers wait on a file; then MODE happens.
+# queue_run MODE: three answers of node 2's test service wait on a file;
+# then MODE happens.
 queue_run()
 {
 	local mode=$1 mark=$ICS_TMP/queued out pid
+	tsvc_mark TEST || return 1
 	rm -f "$mark"
 	coproc Q { in_ns "$NS_A" $DEV queue 2 3 "$mark" 2>&1; }
 	pid=$Q_PID
 	wait_file 60 "three answers queued" $mark ||
 		{ kill "$pid"; return 1; }
+	tsvc_grew TEST rx_msgs=3 rx_ok=3 rx_bad=0 answers=3 || { kill "$pid"; return 1; }
 	if [ "$mode" = read ]; then
 		# The peer leaves before they are read: what arrived stays.
 		out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
@@ -381,21 +447,20 @@ perf_sum() { jget "sum(r[\"$2\"] for r in j[\"results\"])" < "$1"; }
 chan_snap() { chan_get "$1" TEST "$2" msgs > "$ICS_TMP/$1.$2"; }
 chan_delta() { echo $(($(chan_get "$1" TEST "$2" msgs) - $(cat "$ICS_TMP/$1.$2"))); }
 
-# Against the TEST service: every round trip is one message each way, and
-# the service's answers are counted as such.
+# Against node 2's test service (attached to TEST): every round trip is
+# one message each way, an ECHO that verified and the answer to it.
 perf_kernel_peer()
 {
-	local out=$ICS_TMP/lat.json n echoes
+	local out=$ICS_TMP/lat.json n
 	chan_snap "$NS_A" tx && chan_snap "$NS_A" rx && chan_snap "$NS_B" rx || return 1
-	echoes=$(stat_get "$NS_B" test_echoes)
+	tsvc_mark TEST || return 1
 	in_ns "$NS_A" icsperf lat 2 --peer kernel -s 64,4k -l 0.5 -j > "$out" ||
 		{ fail "icsperf lat: $(cat "$out")"; return 1; }
 	n=$(perf_sum "$out" msgs)
 	[ "$n" -gt 0 ] || { fail "no round trips"; return 1; }
 	assert_eq "node 1 TEST tx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" tx)" || return 1
 	assert_eq "node 2 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_B" rx)" || return 1
-	assert_eq "node 2 test_echoes = icsperf's" $((echoes + n)) "$(stat_get "$NS_B" test_echoes)" ||
-		return 1
+	tsvc_grew TEST rx_msgs="$n" rx_ok="$n" rx_bad=0 answers="$n" answer_drops=0 || return 1
 	assert_eq "node 1 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" rx)" || return 1
 	jget '"%s %s" % (j["results"][0]["size"], j["results"][1]["size"])' < "$out" |
 		{ read -r a; assert_eq "sizes" "64 4096" "$a"; }
@@ -446,21 +511,30 @@ perf_user_sink()
 		fail "node 2: TEST messages received - read = $other, want the 4..16 requests read"
 }
 
-# The other modes run and report: bistream, rr-load, -P, -k (kernel<->kernel).
-# A bistream of 16 x 4 MiB each way can overrun half of either reader's
-# buffer: then both sides pause the other, and icsperf must keep reading
-# while its writes wait, or the two deadlock.
+# The other modes run and report: bistream, rr-load (against the icsperf
+# server on TEST), -P 2 against node 2's test service (KCH and DLM), -k
+# (kernel<->kernel: the test services of both nodes, on CFSR). A bistream
+# of 16 x 4 MiB each way can overrun half of either reader's buffer: then
+# both sides pause the other, and icsperf must keep reading while its
+# writes wait, or the two deadlock. Every message a test service took
+# verified.
 perf_modes()
 {
-	local out=$ICS_TMP/m.json t
+	local out=$ICS_TMP/m.json t bad
 	for t in "bistream 2 -s 2k" "bistream 2 -s 4m -w 16" "rr-load 2 -s 256 -r 50,100" \
-		 "stream 2 -c DLM -P 2 --peer kernel -s 8k" \
-		 "lat 2 -k -s 64" "stream 2 -k -s 64k"; do
+		 "stream 2 -c KCH -P 2 --peer kernel -s 8k" \
+		 "lat 2 -k -c CFSR -s 64" "stream 2 -k -c CFSR -s 64k"; do
 		# shellcheck disable=SC2086
 		in_ns "$NS_A" icsperf $t -l 0.3 -j > "$out" 2>&1 ||
 			{ fail "icsperf $t: $(cat "$out")"; return 1; }
 		[ "$(jget 'all(r["msgs"] > 0 for r in j["results"])' < "$out")" = true ] ||
 			{ fail "icsperf $t: a point with no messages: $(cat "$out")"; return 1; }
+	done
+	for t in "$NS_A" "$NS_B"; do
+		wait_eq 60 0 "$t: messages the test service took, not counted yet" \
+			tsvc_get "$t" 'j["queued"]' || return 1
+		bad=$(tsvc_get "$t" 'sum(c["rx_bad"] for c in j["channels"].values())')
+		assert_eq "$t: test messages that did not verify" 0 "$bad" || return 1
 	done
 }
 
@@ -474,21 +548,33 @@ not_loaded()
 }
 
 step_add setup
-case_add "/dev/ics: every bad call refused with its errno, nothing lost" errors
+# node 2's test service answers node 1's requests on TEST
+step_add tsvc_attach "$NS_B" TEST
+case_add "/dev/ics: every bad call (the former ECHO/SINK flags too) refused with its errno, nothing lost" \
+	errors
 case_add "binding: TEST to the group user_gid, other channels CAP_NET_ADMIN only, as opened" perms
-case_add "poll/epoll: POLLIN only with a message queued, POLLOUT when idle" polls
-case_add "batched reads: every queued message that fits, aligned, in order" batch
+case_add "poll/epoll: POLLIN only with an answer queued, POLLOUT when idle" polls
+case_add "batched reads: every queued answer that fits, aligned, in order" batch
 case_add "non-blocking writes: EAGAIN and no POLLOUT on a full link, POLLOUT after" fill
-case_add "answers queued on a file survive the peer leaving; then EHOSTDOWN" peer_left
+case_add "test-service answers queued on a file survive the peer leaving; then EHOSTDOWN" peer_left
 case_add "close with messages queued: freed and counted" closed
+# node 2's /dev/ics readers take TEST
+step_add tsvc_attach "$NS_B" none
 case_add "user bytes of 0 B..1 MiB arrive exactly through loss, reordering, corruption" data_exact
 case_add "small messages queued together travel in bundles, exactly and in order" bundle
 case_add "a 1 Mbit/s path: exactly, in order; few frames resent, its queue never overflows" slow_path
 case_add "a reader that stops pauses its channel: sender holds, others flow, none lost" held
 case_add "two stopped readers holding a link's worth: a third channel still flows" two_held
 case_add "messages over half the buffer to a reader that stops: the one begun at the pause is taken" held_big
-case_add "icsperf lat against the TEST service: counts equal the kernel's" perf_kernel_peer
+step_add tsvc_attach "$NS_B" TEST
+case_add "icsperf lat against node 2's test service: counts equal the kernel's and its answers" \
+	perf_kernel_peer
+# an icsperf server takes node 2's TEST; -P 2 --peer kernel and -k use the
+# test services on other channels
+step_add tsvc_attach "$NS_B" KCH DLM CFSR
+step_add tsvc_attach "$NS_A" CFSR
 case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
-case_add "icsperf bistream, rr-load, -P 2, -k run and report every point" perf_modes
+case_add "icsperf bistream, rr-load, -P 2 and -k against test services run and report every point" \
+	perf_modes
 case_add "icsperf without the module: one line, exit 1" not_loaded
 cases_run

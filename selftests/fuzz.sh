@@ -20,10 +20,15 @@
 # Before that, a forged pause word (an ACK from node 2's MAC, a
 # generation ahead of node 2's) holds node 1's channel for about a second.
 #
-# Then random generic netlink messages for every command, as nobody in
-# node 1's netns and as root in a netns of its own (ICS_FUZZ_CALLS each,
-# default 2000), and random /dev/ics calls by nobody (a user_gid member)
-# in node 1's netns.
+# Then random generic netlink messages for every command of ics's family
+# and of the test service's (ics_test.ko: its generator, attach, reset), as
+# nobody in node 1's netns and as root in a netns of its own
+# (ICS_FUZZ_CALLS each, default 2000), and random /dev/ics calls by nobody
+# (a user_gid member) in node 1's netns.
+#
+# The test service is attached to every channel on nodes 2 and 3 (the
+# /dev/ics calls' writes reach it there) and to every one but TEST on node
+# 1, whose TEST the /dev/ics calls bind.
 #
 # Then: node 1 still sees exactly nodes 2 and 3 as members (no phantom
 # node, expected votes 3, quorum), every pair carries messages (what each
@@ -66,6 +71,14 @@ setup()
 		veth_add "$NS_FZ" v0 02:00:00:00:02:01 "$NS_FZ" v1 02:00:00:00:02:02 1500 || return 1
 	NS=("${ICS_MEMBER_NS[@]}")	# index = node id
 }
+
+# Node 1's test service off TEST, for the /dev/ics calls (bridge_bind
+# attached it everywhere).
+M1_ATTACH=()
+for _c in "${ICS_CHANNELS[@]}"; do
+	[ "$_c" = TEST ] || M1_ATTACH+=("$_c")
+done
+unset _c
 
 # A frame from node 2's MAC, of its incarnation, carrying a pause word a
 # hundred generations ahead of node 2's with CFS paused, as a corrupted
@@ -215,6 +228,7 @@ traffic_after()
 
 step_add setup
 step_add bridge_bind 3
+step_add tsvc_attach "${ICS_PFX}-m1" "${M1_ATTACH[@]}"
 case_add "a forged pause word ahead of the peer's holds a channel for a second, not for ever" \
 	forged_pause
 case_add "capture: members exchange messages of 0 B to 70 KB on two channels" capture
@@ -223,6 +237,10 @@ case_add "$CALLS random generic netlink messages as nobody in node 1's netns" \
 	fuzz_py "${ICS_PFX}-m1" nobody genl
 case_add "$CALLS random generic netlink messages as root in a netns of their own" \
 	fuzz_py "$NS_FZ" root genl
+case_add "$CALLS random ics_test generic netlink messages as nobody in node 1's netns" \
+	fuzz_py "${ICS_PFX}-m1" nobody tgenl
+case_add "$CALLS random ics_test generic netlink messages as root in a netns of their own" \
+	fuzz_py "$NS_FZ" root tgenl
 case_add "$CALLS random /dev/ics calls as a user_gid member in node 1's netns" \
 	fuzz_py "${ICS_PFX}-m1" nobody dev
 case_add "node 1's view: nodes 2 and 3 members, no other node, 3 votes, quorum" view_after

@@ -11,7 +11,9 @@
 # ics_hist_row() in include/uapi/linux/ics.h), msgs and bytes too, and the
 # link's data-frame counters (icstat links: tx_frames on the sender,
 # rx_frames on the receiver; acks, hellos and retransmits are not in them)
-# must show exactly max(1, ceil(size / (MTU - HDR))) frames per message.
+# must show exactly max(1, ceil(size / (MTU - HDR))) frames per message,
+# and the receiver's test service (ics_test, attached to all 16 channels)
+# must have checked every message intact (rx_ok, none rx_bad).
 # Once more at MTU 9000. Last, `icstat -n chanhisttot` text must show the
 # same numbers as `icstat -j chanhisttot`, in the documented shape.
 #

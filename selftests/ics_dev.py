@@ -7,20 +7,30 @@ calling network namespace and exits 0, or prints "# FAIL: ..." lines and
 exits 1. The structures are packed here by hand from the UAPI header, so a
 change there that breaks user space breaks this too.
 
-  errors PEER UNKNOWN     every refused call and its errno
+errors, poll, fill, batch and queue ask PEER's test service (ics_test.ko,
+attached to TEST there) for answers and sinks in its own protocol: struct
+ics_test_hdr and the pattern (ics_testmsg.py), sequence numbers from 1.
+The /dev/ics write flags that once asked ics.ko for them (1, 2, 4) are
+refused (EINVAL).
+
+  errors PEER UNKNOWN     every refused call and its errno (the former
+                          ECHO, ECHO_LEN and SINK flags too), nothing sent;
+                          an answer too big for the read stays queued; a
+                          16 MiB SINK, synchronous
   bind CHANNEL ERRNO      bind, expecting ERRNO (0: success), then exit
-  poll PEER               POLLIN only with a message queued
-  fill PEER               O_NONBLOCK writes until EAGAIN; POLLOUT off
+  poll PEER               POLLIN only with a message (an answer) queued
+  fill PEER               O_NONBLOCK SINK writes until EAGAIN; POLLOUT off
                           then; wait (stdin line "go") for it to come back
-  queue PEER N MARK       have N echo answers queued, touch MARK, wait for
-                          stdin "read" (all N read back whole) or "close"
+  queue PEER N MARK       have N answers (REPLY, 1000 + i bytes) queued,
+                          touch MARK, wait for stdin "read" (all N read
+                          back whole, verified) or "close"
   data-send PEER N SET    N messages of SET's sizes (cycled; SET "mixed":
                           DATA_SIZES, "small": SMALL_SIZES, "big": 6 MiB)
                           whose bytes are
                           data_bytes(i, size)
   data-recv PEER N SET MARK  bind TEST, touch MARK, read N messages from PEER:
                           each must be, byte for byte, what data-send sent
-  batch PEER              ICS_DEV_BIND_BATCH: reads take every queued message
+  batch PEER              ICS_DEV_BIND_BATCH: reads take every queued answer
                           that fits, aligned, in order, padding zero
   hold PEER N SET RCVBUF MARK  bind TEST with RCVBUF, touch MARK, read nothing
                           until stdin says "read" (flow control holds the
@@ -62,7 +72,10 @@ import time
 
 ICS_CH_TEST, ICS_CH_CFS = 14, 3
 ICS_MSG_MAX = 16 << 20
-F_ECHO, F_ECHO_LEN, F_SINK, F_SYNC = 1, 2, 4, 8
+F_SYNC = 8
+# Write flags that asked ics.ko's own test service for an echo (ECHO,
+# ECHO_LEN) or a sink (SINK); that service is gone and they are refused.
+F_GONE = {"ECHO": 1, "ECHO_LEN": 2, "SINK": 4}
 BIND_BATCH, DEV_ALIGN = 1, 8
 HDR = struct.Struct("=IBBH")          # struct ics_dev_hdr
 BIND = struct.Struct("=II")           # struct ics_dev_bind
@@ -127,6 +140,37 @@ def wait_readable(fd, secs):
     return bool(select.select([fd], [], [], secs)[0])
 
 
+class Asker:
+    """
+    Requests from us to PEER's test service on channel CH through the
+    file fd, in ics_test's protocol (ics_testmsg.py); sequence numbers
+    from 1, as ics_test's own sender counts them.
+    """
+
+    def __init__(self, fd, peer, ch=ICS_CH_TEST):
+        import ics_testmsg              # it imports this module: not at the top
+        self.tm, self.fd, self.peer, self.ch = ics_testmsg, fd, peer, ch
+        self.src, self.seq = ics_testmsg.self_id(), 0
+
+    def msg(self, length, op, arg=0):
+        """The next request of LENGTH bytes: op (a name of ics_testmsg.OPS), arg."""
+        if length >= self.tm.HDR.size:
+            self.seq += 1
+        return self.tm.build(self.src, self.ch, self.seq, length, self.tm.OPS[op], arg)
+
+    def send(self, length, op, arg=0, flags=0):
+        return send(self.fd, self.peer, self.msg(length, op, arg), flags, self.ch)
+
+    def check(self, what, node, ch, data, length):
+        """Fail unless data is the test service's REPLY of length bytes from PEER on CH."""
+        ok, op, seq, _ = self.tm.verify(data, node, ch)
+        if (node, ch, len(data), ok, op, seq) != \
+                (self.peer, self.ch, length, True, self.tm.OPS["reply"], 0):
+            fail("%s: %d bytes from node %d on channel %d, verified %s, op %s, seq %s; want "
+                 "a REPLY (seq 0) of %d bytes from node %d on %d" %
+                 (what, len(data), node, ch, ok, op, seq, length, self.peer, self.ch))
+
+
 def cmd_errors(peer, unknown):
     fd = dev()
     expect("write before bind", errno.EBADFD, send, fd, peer, b"x")
@@ -149,19 +193,24 @@ def cmd_errors(peer, unknown):
     expect("our own node", errno.EINVAL, send, fd, 1, b"x")
     expect("another channel than the bound one", errno.EINVAL, send, fd, peer, b"x", 0, ICS_CH_CFS)
     expect("unknown flag", errno.EINVAL, send, fd, peer, b"x", 0x80)
-    expect("ECHO_LEN without ECHO", errno.EINVAL, send, fd, peer, b"abcd", F_ECHO_LEN)
-    expect("ECHO_LEN under 4 bytes", errno.EINVAL, send, fd, peer, b"abc", F_ECHO | F_ECHO_LEN)
-    expect("ECHO with SINK", errno.EINVAL, send, fd, peer, b"x", F_ECHO | F_SINK)
+    # The flags that asked ics.ko's test service are refused, alone and
+    # with SYNC, even on a message the peer's test service would take.
+    ask = Asker(fd, peer)
+    req = ask.msg(64, "echo", 64)
+    for name, f in F_GONE.items():
+        for g in (f, f | F_SYNC):
+            expect("former flag %s (%#x)" % (name, g), errno.EINVAL, send, fd, peer, req, g)
     expect("rcvbuf over the limit", errno.EINVAL, fcntl.ioctl, fd, IOC_SET_RCVBUF,
            struct.pack("I", (1 << 30) + 1))
     s = stats(fd)
     if s["tx_msgs"] or s["tx_bytes"]:
         fail("refused writes were counted as sent: %s" % s)
 
-    # An answer too big for the buffer stays queued: nothing is lost.
-    send(fd, peer, struct.pack(">I", 100), F_ECHO | F_ECHO_LEN)
+    # An answer too big for the buffer stays queued: nothing is lost. The
+    # request is a bare header: ECHO, answer 100 bytes.
+    ask.send(16, "echo", 100)
     if not wait_readable(fd, 10):
-        fail("no echo answer in 10 s")
+        fail("no answer in 10 s")
         return
     expect("read into a small buffer", errno.EMSGSIZE, os.read, fd, HDR.size + 99)
     want = HDR.size + 100
@@ -169,14 +218,15 @@ def cmd_errors(peer, unknown):
     if got != want:
         fail("FIONREAD: want %d, got %d" % (want, got))
     n, node, ch, data = recv(fd, HDR.size + 100)
-    if (n, node, ch, len(data)) != (100, peer, ICS_CH_TEST, 100):
-        fail("echo answer: got len %d node %d channel %d, %d bytes" % (n, node, ch, len(data)))
+    if n != 100:
+        fail("answer: header says %d bytes, want 100" % n)
+    ask.check("answer", node, ch, data, 100)
     # A synchronous write returns once the peer has it; 16 MiB is allowed.
-    t = send(fd, peer, b"\1" * ICS_MSG_MAX, F_SINK | F_SYNC)
+    t = ask.send(ICS_MSG_MAX, "sink", 0, F_SYNC)
     if t != HDR.size + ICS_MSG_MAX:
         fail("16 MiB synchronous write returned %d" % t)
     s = stats(fd)
-    want = {"tx_msgs": 2, "tx_bytes": 4 + ICS_MSG_MAX, "tx_failed": 0, "rx_msgs": 1,
+    want = {"tx_msgs": 2, "tx_bytes": 16 + ICS_MSG_MAX, "tx_failed": 0, "rx_msgs": 1,
             "rx_bytes": 100, "rx_queued": 0}
     if any(s[k] != v for k, v in want.items()) or s["tx_done"] < 1:
         fail("file stats: want %s (tx_done >= 1), got %s" % (want, s))
@@ -224,13 +274,15 @@ def cmd_poll(peer):
         fail("bound, idle: poll %#x, want POLLOUT only" % m)
     ep = select.epoll()
     ep.register(fd, select.EPOLLIN)
-    send(fd, peer, b"x" * 64, F_ECHO)
+    ask = Asker(fd, peer)
+    ask.send(64, "echo", 64)
     ev = ep.poll(10)
     if not ev or not ev[0][1] & select.EPOLLIN:
-        fail("epoll: no EPOLLIN within 10 s of an echo request")
+        fail("epoll: no EPOLLIN within 10 s of an ECHO request")
     if not poll_mask(fd) & select.POLLIN:
         fail("poll: no POLLIN with an answer queued")
-    recv(fd)
+    _, node, ch, data = recv(fd)
+    ask.check("answer", node, ch, data, 64)
     if poll_mask(fd) & select.POLLIN:
         fail("poll: POLLIN after the only message was read")
     ep.close()
@@ -239,10 +291,14 @@ def cmd_poll(peer):
 def cmd_fill(peer):
     fd = dev(os.O_NONBLOCK)
     bind(fd, ICS_CH_TEST)
+    # One SINK request of 64 KiB, written again and again: the test service
+    # takes each (its sequence number is the sender's business) and answers
+    # none.
+    sink = Asker(fd, peer).msg(65536, "sink")
     n = 0
     while True:
         try:
-            send(fd, peer, b"\0" * 65536, F_SINK)
+            send(fd, peer, sink)
             n += 1
         except OSError as e:
             if e.errno != errno.EAGAIN:
@@ -262,29 +318,32 @@ def cmd_fill(peer):
     if not p.poll(30000):
         fail("no POLLOUT within 30 s of the link coming back")
     try:
-        send(fd, peer, b"\0" * 65536, F_SINK)
+        send(fd, peer, sink)
     except OSError as e:
         fail("write after POLLOUT: %s" % errno.errorcode.get(e.errno))
 
 
 def records(data):
-    """A batched read's records: (len, node, channel, flags, padding)."""
+    """A batched read's records: (len, node, channel, flags, padding, payload)."""
     out, off = [], 0
     while off < len(data):
         n, node, ch, flags = HDR.unpack_from(data, off)
         end = off + HDR.size + n
         nxt = (end + DEV_ALIGN - 1) & ~(DEV_ALIGN - 1)
-        out.append((n, node, ch, flags, data[end:nxt]))
+        out.append((n, node, ch, flags, data[end:nxt], data[off + HDR.size:end]))
         off = nxt
     return out
 
 
 def cmd_batch(peer):
-    sizes = [0, 1, 7, 8, 9, 100, 1000, 3, 4096, 5]
+    # answers of these lengths (the test service's answer carries its
+    # 16-byte header at least)
+    sizes = [16, 17, 23, 24, 25, 100, 1000, 19, 4096, 21]
     fd = dev(os.O_NONBLOCK)
     bind(fd, ICS_CH_TEST, BIND_BATCH)
+    ask = Asker(fd, peer)
     for n in sizes:
-        send(fd, peer, struct.pack(">I", n), F_ECHO | F_ECHO_LEN)
+        ask.send(16, "echo", n)
     deadline = time.time() + 30
     while stats(fd)["rx_queued"] < len(sizes) and time.time() < deadline:
         time.sleep(0.05)
@@ -302,19 +361,21 @@ def cmd_batch(peer):
                  (room, [r[:3] for r in recs], want, peer))
         if any(r[4].strip(b"\0") for r in recs):
             fail("read(%d): padding not zero" % room)
-        got.extend(r[0] for r in recs)
+        for r in recs:
+            ask.check("read(%d): answer %d" % (room, len(got)), r[1], r[2], r[5], r[0])
+            got.append(r[0])
         return len(data)
 
-    # the first alone, its buffer exact: 8 bytes
-    if take(HDR.size, [0]) != HDR.size:
-        fail("one empty message: not 8 bytes")
-    # 1 (9 bytes, then 7 of padding) but not 7, which needs 16 + 15 > 30
-    if take(30, [1]) != 9:
-        fail("one record of 1 byte: not 9 bytes")
-    # 7 (15 bytes, 1 of padding) and 8 (16 + 16 = 32 exactly); 9 would need 32 + 17
-    if take(32, [7, 8]) != 32:
-        fail("two records: not 32 bytes")
-    expect("read too small for the next message", errno.EMSGSIZE, os.read, fd, HDR.size + 8)
+    # the first alone, its buffer exact: 24 bytes
+    if take(HDR.size + 16, [16]) != HDR.size + 16:
+        fail("one answer of 16 bytes: not 24 bytes")
+    # 17 (25 bytes, then 7 of padding) but not 23, which needs 32 + 31 > 62
+    if take(62, [17]) != 25:
+        fail("one record of 17 bytes: not 25 bytes")
+    # 23 (31 bytes, 1 of padding) and 24 (32 + 32 = 64 exactly); 25 would need 64 + 33
+    if take(64, [23, 24]) != 64:
+        fail("two records: not 64 bytes")
+    expect("read too small for the next message", errno.EMSGSIZE, os.read, fd, HDR.size + 24)
     # everything else, the last unpadded
     n = take(1 << 20, sizes[4:])
     if n != sum(((HDR.size + k + 7) & ~7) for k in sizes[4:-1]) + HDR.size + sizes[-1]:
@@ -329,8 +390,9 @@ def cmd_batch(peer):
 def cmd_queue(peer, n, mark):
     fd = dev()
     bind(fd, ICS_CH_TEST)
+    ask = Asker(fd, peer)
     for i in range(n):
-        send(fd, peer, struct.pack(">I", 1000 + i), F_ECHO | F_ECHO_LEN)
+        ask.send(16, "echo", 1000 + i)
     deadline = time.time() + 30
     while stats(fd)["rx_queued"] < n and time.time() < deadline:
         time.sleep(0.05)
@@ -344,9 +406,9 @@ def cmd_queue(peer, n, mark):
         return
     for i in range(n):
         ln, node, ch, data = recv(fd)
-        if ln != 1000 + i or len(data) != ln or node != peer:
-            fail("answer %d: len %d (%d bytes) from node %d, want %d from %d" %
-                 (i, ln, len(data), node, 1000 + i, peer))
+        if ln != 1000 + i:
+            fail("answer %d: header says %d bytes, want %d" % (i, ln, 1000 + i))
+        ask.check("answer %d" % i, node, ch, data, 1000 + i)
     expect("write to the departed peer", errno.EHOSTDOWN, send, fd, peer, b"x")
 
 

@@ -8,13 +8,15 @@
                 attributes (types 0..40, lengths 0..70, some nested, some
                 with a bad length field), a short or an empty header now
                 and then; replies are read and dropped.
+  tgenl N SEED  the same to the test service's family, "ics_test"
+                (ics_test.ko: its generator, attach, get, reset).
   dev N SEED    N random operations on /dev/ics files (at most 4 open):
                 open, close, ICS_IOC_* with good and random arguments and
                 random ioctl numbers of ics's magic, read and write of
                 random sizes (headers random, or valid for a random node
                 and channel), poll.
 
-Both print how many calls ended in which errno (0: success) as one line
+Each prints how many calls ended in which errno (0: success) as one line
 "NAME: errno=count ...", and exit 1 if the kernel let an unprivileged
 caller do what only an administrator may (an administrative command that
 did not fail; a channel other than TEST bound), 0 otherwise. A call that
@@ -37,8 +39,13 @@ CTRL_ATTR_FAMILY_ID = 1
 CTRL_ATTR_FAMILY_NAME = 2
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
 NLMSG_ERROR = 2
-ICS_CMD_LAST = 12		# ICS_CMD_EVENT
-ADMIN_CMDS = (2, 3, 4, 7, 9, 10)	# BIND UNBIND RESET_STATS SEND_TEST SET_CHANNEL SET_INSTANCE
+# family: (its last command, the commands only an administrator may run)
+FAMILIES = {
+    # ICS_CMD_EVENT; BIND UNBIND RESET_STATS, 7 (once SEND_TEST, reserved:
+    # refused to anyone), SET_CHANNEL SET_INSTANCE
+    "ics": (12, (2, 3, 4, 7, 9, 10)),
+    "ics_test": (4, (1, 2, 4)),         # ICS_TEST_CMD_RESET; SEND ATTACH RESET
+}
 ICS_CH_TEST = 14
 IOC_MAGIC = 0xB5
 bad = []
@@ -49,13 +56,14 @@ def nla(t, data):
     return struct.pack("=HH", 4 + len(data), t) + data + b"\0" * pad
 
 
-def family_id(s):
-    msg = struct.pack("=BBH", CTRL_CMD_GETFAMILY, 1, 0) + nla(CTRL_ATTR_FAMILY_NAME, b"ics\0")
+def family_id(s, name):
+    msg = struct.pack("=BBH", CTRL_CMD_GETFAMILY, 1, 0) + \
+        nla(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
     s.send(struct.pack("=IHHII", 16 + len(msg), GENL_ID_CTRL, NLM_F_REQUEST, 1, 0) + msg)
     r = s.recv(65536)
     ln, typ = struct.unpack_from("=IH", r)
     if typ == NLMSG_ERROR:
-        sys.exit("ics_fuzz.py: no generic netlink family \"ics\"")
+        sys.exit("ics_fuzz.py: no generic netlink family \"%s\"" % name)
     off = 20
     while off + 4 <= ln:
         al, at = struct.unpack_from("=HH", r, off)
@@ -87,14 +95,15 @@ def rand_attrs(rng, depth=0):
     return out
 
 
-def cmd_genl(n, rng):
+def cmd_genl(n, rng, name="ics"):
+    last, admin_cmds = FAMILIES[name]
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-    fam = family_id(s)
+    fam = family_id(s, name)
     s.setblocking(False)
     res = collections.Counter()
     for seq in range(2, n + 2):
-        cmd = rng.randrange(ICS_CMD_LAST + 4)
+        cmd = rng.randrange(last + 4)
         flags = NLM_F_REQUEST | rng.choice((0, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP | NLM_F_ACK))
         r = rng.random()
         if r < 0.03:
@@ -131,8 +140,9 @@ def cmd_genl(n, rng):
                 got = "reply"
         res[got if got is not None else "none"] += 1
         # not an error: an ACK (0), a reply, or nothing at all
-        if os.geteuid() and cmd in ADMIN_CMDS and got in (0, "reply", None):
-            bad.append("administrative command %d as uid %d: %s" % (cmd, os.geteuid(), got))
+        if os.geteuid() and cmd in admin_cmds and got in (0, "reply", None):
+            bad.append("%s: administrative command %d as uid %d: %s" %
+                       (name, cmd, os.geteuid(), got))
     return res
 
 
@@ -211,10 +221,12 @@ def cmd_dev(n, rng):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("genl", "dev"):
+    kinds = {"genl": cmd_genl, "tgenl": lambda n, rng: cmd_genl(n, rng, "ics_test"),
+             "dev": cmd_dev}
+    if len(sys.argv) != 4 or sys.argv[1] not in kinds:
         sys.exit(__doc__)
     n, rng = int(sys.argv[2]), random.Random(int(sys.argv[3]))
-    res = (cmd_genl if sys.argv[1] == "genl" else cmd_dev)(n, rng)
+    res = kinds[sys.argv[1]](n, rng)
     print("%s: %s" % (sys.argv[1], " ".join("%s=%d" % (k, v) for k, v in sorted(
         res.items(), key=lambda kv: str(kv[0])))))
     for b in bad[:10]:

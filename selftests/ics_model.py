@@ -7,16 +7,18 @@ would take many small JSON reads runs here, in one process, reading
 `icstat -j` through nsenter (about 0.1 s each; ip netns exec costs more).
 
   ics_model.py snap NS OUT [NS OUT]...
-      One consistent snapshot {"show", "chan", "nodes", "links"} of the
-      instance of NS into OUT (re-read until no hello was counted while
-      reading), for each NS.
+      One consistent snapshot {"show", "chan", "nodes", "links", "test"} of
+      the instance of NS into OUT (re-read until no hello was counted while
+      reading; "test": `icsctl test show` once every message the test
+      service took is counted, {} without ics_test), for each NS.
 
   ics_model.py reachable SECONDS NS:NODE...
       Wait until the instance of each NS sees NODE reachable.
 
   ics_model.py wait NS SOURCE EXPR WANT SECONDS [WHAT]
-      Poll `icstat -j SOURCE` until the Python expression EXPR over it (as
-      j) prints as WANT. On timeout print the last value and exit 1.
+      Poll `icstat -j SOURCE` (SOURCE test: `icsctl -j test show`) until
+      the Python expression EXPR over it (as j) prints as WANT. On timeout
+      print the last value and exit 1.
 
   ics_model.py check SENDS [--wait-rx NS:COUNT:SECONDS]...
                  [--frames NODE:DIR:COUNT:SIZE:PAYLOAD:PREV]... NODE:NS:OUT[:BASE]...
@@ -27,8 +29,9 @@ would take many small JSON reads runs here, in one process, reading
         - per channel, tx and rx: msgs, bytes and all 27 histogram rows
           (row rule of ics_hist_row()); CNX also carries hello_tx/hello_rx
           hellos of 16 bytes;
-        - rx_pattern_ok = generator messages received, rx_pattern_bad = 0,
-          rx_unclaimed = rx msgs on channels without a handler (not CNX);
+        - the test service's rx_ok = generator messages received, rx_bad
+          = 0, rx_unclaimed = rx msgs on channels without a handler (not
+          CNX);
         - no rx_bad_*/dup/conflict count, tx_errors = 0;
         - with BASE: per-node tx/rx msgs and bytes grew by the traffic
           after MARK, and no hello was counted meanwhile;
@@ -48,9 +51,10 @@ would take many small JSON reads runs here, in one process, reading
       fence frame), snapshot into OUT, then: stats COUNTER grew by 1 (none:
       no counter; COUNTER+COUNTER2 for two), every other rx_bad_*/dup/
       conflict/session/window counter by 0, rx_frames by VALID + 1, and per
-      channel rx.msgs, rx.bytes, rx_unclaimed, rx_pattern_ok,
-      rx_pattern_bad by 0, except the fence (DLM: 1 msg, 1 byte,
-      unclaimed) and the deltas given; with rcv_nxt, the link to PEER
+      channel rx.msgs, rx.bytes, rx_unclaimed and the test service's
+      test.rx_ok, test.rx_bad by 0, except the fence (DLM: 1 msg, 1 byte,
+      unclaimed: the test service must not be attached to DLM) and the
+      deltas given; with rcv_nxt, the link to PEER
       expects SEQ next, its rx_frames grew as much as its rcv_nxt, and
       its duplicates, out_of_order and crc_errors by 0 unless given as
       link.PEER.FIELD=DELTA.
@@ -61,10 +65,10 @@ would take many small JSON reads runs here, in one process, reading
       then per sender and channel: every icsctl send -j reply in
       RESULTS_GLOB (files named *.CHANNEL) says sent = done = the count
       asked (--count CH:N, default: as many as sent), failed 0; the
-      receiver's rx_testhash for the sender equals the sender's
-      tx_testhash for the receiver; per channel the receiver's
-      rx_pattern_ok grew by the messages sent to it and rx_pattern_bad by
-      0; no member's msgs_failed grew. --saw COUNTER: the
+      receiver's test service's rx_hash for the sender equals the sender's
+      tx_hash for the receiver; per channel the receiver's test rx_ok grew
+      by the messages sent to it and rx_bad by 0; no member's msgs_failed
+      grew. --saw COUNTER: the
       stats COUNTER, summed over all members, grew (> 0): the impairment
       really happened.
 """
@@ -113,8 +117,42 @@ def icstat(ns, *args):
                    % (" ".join(args), ns, e, r.stdout[:200]))
 
 
+def test_loaded():
+    with open("/proc/modules") as f:
+        return any(line.startswith("ics_test ") for line in f)
+
+
+def test_show(ns):
+    """`icsctl -j test show` in ns: the test service's channels, counters, hashes."""
+    cmd = (["nsenter", "--net=%s/%s" % (NETNS_DIR, ns)] if ns else []) + \
+        ["icsctl", "-j", "test", "show"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise Fail("icsctl -j test show in %s: exit %d: %s"
+                   % (ns or "init netns", r.returncode, r.stderr.strip()))
+    try:
+        return json.loads(r.stdout)
+    except ValueError as e:
+        raise Fail("icsctl -j test show in %s: bad JSON (%s): %r" % (ns, e, r.stdout[:200]))
+
+
+def test_settled(ns):
+    """The test service of ns once every message it took is counted; {} without it."""
+    if not test_loaded():
+        return {}
+    wait(ns, "test", 'j["queued"]', 0, 60, "%s: messages the test service took, not "
+         "counted yet" % (ns or "init netns"))
+    return test_show(ns)
+
+
+def test_chan(snap, name, key):
+    """A test-service counter of channel name (0 while it counted nothing)."""
+    return snap.get("test", {}).get("channels", {}).get(name, {}).get(key, 0)
+
+
 def snap(ns, out=None):
     h = lambda s: (s["stats"]["hello_tx"], s["stats"]["hello_rx"])
+    test = test_settled(ns)
     for _ in range(20):
         s1 = icstat(ns, "show")
         chan = icstat(ns, "chanhisttot")
@@ -125,7 +163,7 @@ def snap(ns, out=None):
             break
     else:
         raise Fail("hello counters kept changing while reading %s" % ns)
-    s = {"show": s2, "chan": chan, "nodes": nodes, "links": links}
+    s = {"show": s2, "chan": chan, "nodes": nodes, "links": links, "test": test}
     if out:
         with open(out, "w") as f:
             json.dump(s, f)
@@ -146,7 +184,7 @@ def wait(ns, source, expr, want, seconds, what=None):
     last = None
     while True:
         try:
-            j = icstat(ns, source)
+            j = test_show(ns) if source == "test" else icstat(ns, source)
             last = fmt(eval(expr, {"j": j}))
         except Fail as e:
             last = str(e)
@@ -160,7 +198,7 @@ def wait(ns, source, expr, want, seconds, what=None):
         time.sleep(0.05)
 
 
-RX_GEN = 'sum(c["rx_pattern_ok"] + c["rx_pattern_bad"] for c in j["channels"])'
+RX_GEN = 'sum(c["rx_ok"] + c["rx_bad"] for c in j["channels"].values())'
 
 
 def read_sends(path):
@@ -221,10 +259,11 @@ def model_errors(node, snap, base, sends, after):
                 if ch[d]["hist"][r] != e[d]["hist"][r]:
                     err("%s %s hist row %s = %d, want %d"
                         % (name, d, labels[r], ch[d]["hist"][r], e[d]["hist"][r]))
-        if ch["rx_pattern_ok"] != e["gen_rx"]:
-            err("%s rx_pattern_ok = %d, want %d" % (name, ch["rx_pattern_ok"], e["gen_rx"]))
-        if ch["rx_pattern_bad"] != 0:
-            err("%s rx_pattern_bad = %d, want 0" % (name, ch["rx_pattern_bad"]))
+        ok, bad = test_chan(snap, ch.get("name"), "rx_ok"), test_chan(snap, ch.get("name"), "rx_bad")
+        if ok != e["gen_rx"]:
+            err("%s test service rx_ok = %d, want %d" % (name, ok, e["gen_rx"]))
+        if bad != 0:
+            err("%s test service rx_bad = %d, want 0" % (name, bad))
         if c != CNX and not ch["handler"] and ch["rx_unclaimed"] != e["rx"]["msgs"]:
             err("%s rx_unclaimed = %d, want %d (no handler)"
                 % (name, ch["rx_unclaimed"], e["rx"]["msgs"]))
@@ -319,8 +358,8 @@ def cmd_check(args):
     for w in waits:
         ns, count, secs = w.split(":")
         try:
-            wait(ns, "channels", RX_GEN, count, secs,
-                 "%s: generator messages received" % ns)
+            wait(ns, "test", RX_GEN, count, secs,
+                 "%s: test messages checked" % ns)
         except Fail as e:
             msg = str(e)
             for m in members:
@@ -361,7 +400,7 @@ def cmd_inj_check(args):
          "fence frame delivered on DLM (rx msgs)")
     b = snap(ns, out)
     names = [c["name"] for c in b["chan"]["channels"]]
-    fields = ["rx.msgs", "rx.bytes", "rx_unclaimed", "rx_pattern_ok", "rx_pattern_bad"]
+    fields = ["rx.msgs", "rx.bytes", "rx_unclaimed", "test.rx_ok", "test.rx_bad"]
     want = {(n, f): 0 for n in names for f in fields}
     want[("DLM", "rx.msgs")] = 1
     want[("DLM", "rx.bytes")] = 1
@@ -374,6 +413,8 @@ def cmd_inj_check(args):
 
     def get(snap, n, f):
         c = snap["chan"]["channels"][names.index(n)]
+        if f.startswith("test."):
+            return test_chan(snap, n, f[5:])
         return c["rx"][f[3:]] if f.startswith("rx.") else c[f]
     errs = []
     sa, sb = a["show"]["stats"], b["show"]["stats"]
@@ -444,7 +485,7 @@ def stress_errors(args):
     members = [(rnode, rns, rbase, r_now)]
     sent_to_r = [0] * 16
     done = frames = rexmit = fast = tmo = 0
-    r_hash = {n["node_id"]: n for n in r_now["nodes"]["nodes"]}
+    r_hash = r_now["test"].get("nodes", {})
     for node, ns, base, out, pattern in sends:
         node = int(node)
         now = snap(ns, out)
@@ -479,22 +520,20 @@ def stress_errors(args):
             rexmit += lb["retransmits"] - (la["retransmits"] if la else 0)
             fast += lb["fast_retransmits"] - (la["fast_retransmits"] if la else 0)
             tmo += lb["timeouts"] - (la["timeouts"] if la else 0)
-        s_nodes = {n["node_id"]: n for n in now["nodes"]["nodes"]}
-        tx = s_nodes.get(rnode, {}).get("tx_testhash")
-        rx = r_hash.get(node, {}).get("rx_testhash")
+        tx = now["test"].get("nodes", {}).get(str(rnode), {}).get("tx_hash")
+        rx = r_hash.get(str(node), {}).get("rx_hash")
         if tx is None or rx is None:
             err("node %d -> %d: test hashes missing (tx %s, rx %s)" % (node, rnode, tx, rx))
         else:
             for ch in CHANNELS:
                 if tx[ch] != rx[ch]:
-                    err("node %d -> %d %s: sender tx_testhash %08x != receiver rx_testhash "
+                    err("node %d -> %d %s: sender tx_hash %08x != receiver rx_hash "
                         "%08x (lost, duplicated or reordered)" % (node, rnode, ch, tx[ch], rx[ch]))
-    a, b = rbase["chan"]["channels"], r_now["chan"]["channels"]
     for c, ch in enumerate(CHANNELS):
-        ok = b[c]["rx_pattern_ok"] - a[c]["rx_pattern_ok"]
-        bad = b[c]["rx_pattern_bad"] - a[c]["rx_pattern_bad"]
+        ok = test_chan(r_now, ch, "rx_ok") - test_chan(rbase, ch, "rx_ok")
+        bad = test_chan(r_now, ch, "rx_bad") - test_chan(rbase, ch, "rx_bad")
         if ok != sent_to_r[c] or bad:
-            err("node %d %s: rx_pattern_ok grew by %d, want %d; rx_pattern_bad by %d, want 0"
+            err("node %d %s: test rx_ok grew by %d, want %d; rx_bad by %d, want 0"
                 % (rnode, ch, ok, sent_to_r[c], bad))
     total = {}
     for node, ns, base, now in members:

@@ -5,6 +5,10 @@
 # Environment:
 #   ICS_KO     path of ics.ko to insmod (default ../build/$(uname -r)/kmod/ics.ko)
 #   ICS_TEST_KO  path of ics_test.ko, the test service (default: beside ICS_KO)
+#   ICS_WITH_TEST  1 (default): ics_load loads ics_test.ko too, and ics_bind
+#              attaches it to ICS_ATTACH (default: all 16 channels), so that
+#              generator traffic (icsctl send) is checked and counted; 0:
+#              ics.ko alone (a test sets it before ics_init)
 #   PATH       must hold icstat and icsctl (default: ../user is appended)
 #   KSFT_DIR   tools/testing/selftests of a kernel tree, for ktap_helpers.sh
 #   ICS_TIMEOUT_SCALE  multiply every wait deadline (default 1; TCG: the
@@ -39,7 +43,7 @@ ICS_CHANNELS=(BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM T
 ICS_CH_TEST=14
 ICS_CH_CNX=15
 ICS_HB_LONG=3600000	# heartbeat_ms that keeps periodic heartbeats out of a test
-ICS_INJECT=$ICS_SRC_DIR/ics_inject
+: "${ICS_INJECT:=$ICS_SRC_DIR/ics_inject}"	# another build's, to run against its module
 ICS_FUZZ=$ICS_SRC_DIR/ics_fuzz
 # sizeof(struct ics_wire_hdr), from the UAPI header through ics_inject.
 ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 48)
@@ -47,7 +51,7 @@ ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 48)
 ICS_HELLO_LEN=$("$ICS_INJECT" --hello-size 2>/dev/null || echo 136)
 export ICS_HELLO_LEN
 ICS_HIST_LABELS="0 1 2 4 8 16 32 64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m 2m 4m 8m 16m more"
-ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain rx_peer_down tx_hostdown hb_late events_lost rx_bad_hello hb_deferred test_echoes test_echo_drops test_sinked dev_rx_drops dev_close_drops tx_bundles tx_bundled rx_bundles rx_bundled rx_pauses tx_pauses rx_held rx_held_full rx_held_drops rx_unconfirmed"
+ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain rx_peer_down tx_hostdown hb_late events_lost rx_bad_hello hb_deferred dev_rx_drops dev_close_drops tx_bundles tx_bundled rx_bundles rx_bundled rx_pauses tx_pauses rx_held rx_held_full rx_held_drops rx_unconfirmed"
 ICS_BAD_KEYS="rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down"
 # Kernel log lines that fail a test run (also used by scripts/vmtest.sh).
 ICS_DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|possible recursive locking|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
@@ -94,7 +98,11 @@ ics_init()
 	*) PATH=$PATH:$ICS_TOP/user ;;
 	esac
 	: "${ICS_TEST_KO:=$(dirname "$ICS_KO")/ics_test.ko}"
-	export PATH ICS_KO ICS_TEST_KO
+	: "${ICS_WITH_TEST:=1}"
+	if [ "$ICS_WITH_TEST" = 1 ] && [ ! -r "$ICS_TEST_KO" ]; then
+		ics_skip_all "ics_test.ko not found: $ICS_TEST_KO (make modules, or set ICS_TEST_KO)"
+	fi
+	export PATH ICS_KO ICS_TEST_KO ICS_WITH_TEST
 	for c in icstat icsctl; do
 		command -v $c >/dev/null || ics_skip_all "$c not in PATH (make -C user)"
 	done
@@ -241,6 +249,8 @@ ics_test_load()
 # tsvc_get A 'j["channels"]["TEST"]["rx_ok"]'
 tsvc_get() { in_ns "$1" icsctl test show -j | jget "$2"; }
 
+# ics_load [PARAMS...]: ics.ko with PARAMS, and the test service unless
+# ICS_WITH_TEST=0.
 ics_load()
 {
 	local out
@@ -248,7 +258,19 @@ ics_load()
 		echo "# insmod $ICS_KO $*: $out"
 		return 1
 	fi
-	ics_loaded || fail "insmod $* succeeded but ics is not in /proc/modules"
+	ics_loaded || { fail "insmod $* succeeded but ics is not in /proc/modules"; return 1; }
+	[ "$ICS_WITH_TEST" = 1 ] || return 0
+	ics_test_load
+}
+
+# tsvc_attach NS CHANNEL...|all|none: the channels NS's test service
+# receives on from now on.
+tsvc_attach()
+{
+	local ns=$1 out
+	shift
+	out=$(in_ns "$ns" icsctl test attach "$@" 2>&1) ||
+		fail "$ns: icsctl test attach $*: $out"
 }
 
 # rmmod ics_test, then ics, retrying while namespaces are still being torn
@@ -387,11 +409,18 @@ bridge_bind()
 
 # ------------------------------------------------------ ics commands ------
 
-ics_bind()	# NS DEV NODE [CLUSTER]
+# ics_bind NS DEV NODE [CLUSTER]: bind; with the test service loaded and
+# nothing attached in NS yet, attach it to ICS_ATTACH (default: all 16
+# channels, CNX too, where ics's own frames are not messages).
+ics_bind()
 {
 	local out
 	out=$(in_ns "$1" icsctl bind dev "$2" node "$3" ${4:+cluster "$4"} 2>&1) ||
-		fail "bind $2 node $3 in $1: $out"
+		{ fail "bind $2 node $3 in $1: $out"; return 1; }
+	ics_test_loaded || return 0
+	[ "$(tsvc_get "$1" 'j["attached"]')" = "[]" ] || return 0
+	# shellcheck disable=SC2086  # a list of channel names
+	tsvc_attach "$1" ${ICS_ATTACH:-${ICS_CHANNELS[*]}}
 }
 
 ch_id()		# NAME -> id
@@ -404,8 +433,8 @@ ch_id()		# NAME -> id
 }
 
 # ics_send NS SRCNODE DSTNODE CHANNEL SIZE COUNT [OPTIONS...]: generator
-# traffic (OPTIONS: icsctl send's, e.g. --wait); each successful send is
-# logged for the model checks (ics_model check).
+# traffic, from the test service (OPTIONS: icsctl send's, e.g. --wait);
+# each successful send is logged for the model checks (ics_model check).
 ics_send()
 {
 	local ns=$1 src=$2 dst=$3 ch=$4 size=$5 count=$6 out
@@ -668,20 +697,20 @@ ics_model() { python3 "$ICS_SRC_DIR/ics_model.py" "$@"; }
 
 ics_snap() { ics_model snap "$1" "$2"; }	# NS FILE
 
-ICS_RX_GEN='sum(c["rx_pattern_ok"] + c["rx_pattern_bad"] for c in j["channels"])'
+ICS_RX_GEN='sum(c["rx_ok"] + c["rx_bad"] for c in j["channels"].values())'
 
-# Generator messages received by an instance: sum over all channels of
-# rx_pattern_ok + rx_pattern_bad.
-rx_pattern_total()	# NS
+# Test messages the test service of NS checked: sum over all channels of
+# rx_ok + rx_bad (icsctl test show).
+rx_checked_total()	# NS
 {
-	in_ns "$1" icstat -j channels | jget "$ICS_RX_GEN"
+	tsvc_get "$1" "$ICS_RX_GEN"
 }
 
-# ics_wait_rx NS NODE COUNT SECONDS: poll until NODE has received COUNT
-# generator messages.
+# ics_wait_rx NS NODE COUNT SECONDS: poll until NODE's test service has
+# checked COUNT test messages.
 ics_wait_rx()
 {
-	ics_model wait "$1" channels "$ICS_RX_GEN" "$3" "$4" "node $2: generator messages received" && return 0
+	ics_model wait "$1" test "$ICS_RX_GEN" "$3" "$4" "node $2: test messages checked" && return 0
 	info "non-zero stats of node $2: $(in_ns "$1" icstat -j show |
 		jget '" ".join("%s=%d" % kv for kv in j["stats"].items() if kv[1])')"
 	return 1

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# load_unload.sh - ics.ko survives repeated load/unload, with and without
-# bound instances, and leaves no warning in the kernel log.
+# load_unload.sh - ics.ko (with its client ics_test.ko, the test service)
+# survives repeated load/unload, with and without bound instances, and
+# leaves no warning in the kernel log.
 #
 #   init netns                                netns ics$$-b
 #   +---------------------------+             +---------------------------+
@@ -17,10 +18,15 @@
 # Cases:
 #   1. 20 x insmod / rmmod without parameters (instance "unused")
 #   2. 20 x insmod ifname=icsl0 node_id=1 / rmmod (instance bound at load)
-#   3. 5 x load bound, bind the peer, traffic both ways, rmmod while both
-#      instances are bound and messages may be in flight
+#   3. 5 x load bound, bind the peer, the test service's traffic both ways
+#      (icsctl send --wait), rmmod ics_test, then /dev/ics traffic both
+#      ways and at once rmmod ics while both instances are bound and
+#      messages may be in flight (ics_test cannot go while messages it sent
+#      are pending, so the in-flight ones are a /dev/ics writer's)
 #   4. 5 x bind two netns, traffic, delete both netns while bound, rmmod
 #   5. no WARN/BUG/lockdep in the kernel log
+# The test service in netns b is attached to TEST only, so that a /dev/ics
+# file there can take KCH.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +36,7 @@ NS_B=$ICS_PFX-b
 NS_X=$ICS_PFX-x
 NS_Y=$ICS_PFX-y
 UNUSED_RE='icstat: no ics instance in this network namespace \(bind one with icsctl bind\)'
+ICS_ATTACH=TEST
 
 ics_init
 ktap_set_plan 5
@@ -71,17 +78,42 @@ cycle_bound()
 	info "$CYCLES bound load/unload cycles"
 }
 
+# dev_send NS NODE CHANNEL SIZE COUNT: COUNT messages of SIZE bytes to NODE
+# written to /dev/ics; returns once they are queued, not delivered.
+dev_send()
+{
+	in_ns "$1" python3 -c '
+import fcntl, os, struct, sys
+node, ch, size, count = map(int, sys.argv[1:5])
+fd = os.open("/dev/ics", os.O_RDWR)
+fcntl.ioctl(fd, (1 << 30) | (8 << 16) | (0xB5 << 8) | 1, struct.pack("=II", ch, 0))  # ICS_IOC_BIND
+for i in range(count):
+    msg = struct.pack("=IBBH", size, node, ch, 0) + bytes(size)  # struct ics_dev_hdr
+    n = os.write(fd, msg)
+    if n != len(msg):
+        sys.exit("# /dev/ics write: %d of %d bytes" % (n, len(msg)))
+' "$2" "$(ch_id "$3")" "$4" "$5" || fail "$1: /dev/ics: $5 x $4 bytes to node $2 on $3"
+}
+
 cycle_traffic()
 {
-	local i
+	local i rc=0 p1 p2
 	ics_unload || return 1
 	for ((i = 1; i <= CYCLES_TRAFFIC; i++)); do
 		ics_load ifname=icsl0 node_id=1 heartbeat_ms=100 || return 1
 		ics_bind "$NS_B" icsl1 2 || return 1
 		wait_reachable "$NS_B" 1 || return 1
-		icsctl send node 2 channel TEST size 100000 count 3 >/dev/null &
-		in_ns "$NS_B" icsctl send node 1 channel DLM size 50000 count 3 >/dev/null &
-		wait
+		icsctl send node 2 channel TEST size 100000 count 3 --wait >/dev/null & p1=$!
+		in_ns "$NS_B" icsctl send node 1 channel DLM size 50000 count 3 --wait >/dev/null & p2=$!
+		wait $p1 || rc=1
+		wait $p2 || rc=1
+		[ $rc = 0 ] || { fail "cycle $i: icsctl send --wait failed"; return 1; }
+		rmmod ics_test || { fail "cycle $i: rmmod ics_test after its sends were done"; return 1; }
+		dev_send "" 2 CFS 100000 3 & p1=$!
+		dev_send "$NS_B" 1 KCH 50000 3 & p2=$!
+		wait $p1 || rc=1
+		wait $p2 || rc=1
+		[ $rc = 0 ] || return 1
 		# Unload at once: reassembly may hold partial messages.
 		ics_unload || { fail "cycle $i: rmmod with bound instances"; return 1; }
 	done

@@ -15,6 +15,9 @@
 
 . "$(dirname "$0")/lib.sh"
 
+# ics.ko alone: every message here is a /dev/ics file's, and the files take
+# any channel (no test service holds one).
+ICS_WITH_TEST=0
 ics_init setpriv python3
 DEV="python3 $ICS_SRC_DIR/ics_dev.py"
 PARAMS=/sys/module/ics/parameters

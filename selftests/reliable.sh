@@ -25,11 +25,12 @@
 # the 16 channels in parallel (ICS_STRESS_COUNT messages each, sizes
 # 0..ICS_STRESS_SIZE), then:
 #   - every send reports all messages done, none failed;
-#   - per channel, the receiver's rx_pattern_ok grew by the messages both
-#     senders sent, rx_pattern_bad by 0;
-#   - per (sender, channel) the sender's tx_testhash for the receiver equals
-#     the receiver's rx_testhash for the sender: the same messages, in the
-#     same order, none lost or duplicated;
+#   - per channel, the receiver's test service (ics_test, attached to all
+#     16 channels, CNX too) counted as many messages that verified (rx_ok)
+#     as both senders sent, and none that did not (rx_bad);
+#   - per (sender, channel) the sender's test-service tx_hash for the
+#     receiver equals the receiver's rx_hash for the sender: the same
+#     messages, in the same order, none lost or duplicated;
 #   - no member counted a failed message (msgs_failed);
 #   - the counters saw the impairment: tx_retransmits under loss,
 #     rx_dup_frames under duplication, rx_ooo_frames under reordering,

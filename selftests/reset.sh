@@ -3,8 +3,10 @@
 #
 # reset.sh - `icsctl reset` zeroes every counter of its own netns instance
 # (channels, histograms, nodes, stats; not the links' counters, which count
-# since the peer was first heard) and nothing else; an unprivileged
-# user can read every statistic but can neither reset, bind nor send.
+# since the peer was first heard) and nothing else: not the other netns's,
+# nor the test service's counters and hashes (ics_test's own, zeroed by
+# `icsctl test reset` only); an unprivileged user can read every statistic
+# but can neither reset, bind nor send.
 #
 #   netns ics$$-a                         netns ics$$-b
 #   +-------------------------+           +-------------------------+
@@ -13,8 +15,14 @@
 #   +-------------------------+           +-------------------------+
 #   root and uid 65534 (setpriv --reuid=65534 --regid=65534 --clear-groups)
 #   run icstat/icsctl in netns a.
+#
+# The traffic goes on BOOT, CFS, TEST and CNX both ways. The test service
+# checks CFS, TEST and CNX; BOOT has no receiver, so what arrives there is
+# counted unclaimed (rx_unclaimed), a counter the reset must zero too.
 
 . "$(dirname "$0")/lib.sh"
+
+ICS_ATTACH="CFS TEST CNX"
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 EPERM_RE='icsctl: [a-z]+: Operation not permitted \(need CAP_NET_ADMIN\)'
@@ -43,9 +51,8 @@ for c in s["chan"]["channels"]:
         for r, v in enumerate(c[d]["hist"]):
             if v:
                 bad.append("%s %s hist row %s = %d" % (c["name"], d, s["chan"]["rows"][r], v))
-    for k in ("rx_unclaimed", "rx_pattern_ok", "rx_pattern_bad"):
-        if c[k]:
-            bad.append("%s %s = %d" % (c["name"], k, c[k]))
+    if c["rx_unclaimed"]:
+        bad.append("%s rx_unclaimed = %d" % (c["name"], c["rx_unclaimed"]))
 for n in s["nodes"]["nodes"]:
     for k in ("tx_msgs", "tx_bytes", "rx_msgs", "rx_bytes"):
         if n[k]:
@@ -73,7 +80,12 @@ traffic()
 		ics_send "$NS_A" 1 2 $c 3000 4 || return 1
 		ics_send "$NS_B" 2 1 $c 100 2 || return 1
 	done
-	ics_wait_rx "$NS_A" 1 "$(sends_to 1)" 60 && ics_wait_rx "$NS_B" 2 "$(sends_to 2)" 60 || return 1
+	# 2 x 3 checked by node 1's test service, 4 x 3 by node 2's; BOOT's
+	# messages unclaimed.
+	ics_wait_rx "$NS_A" 1 6 60 && ics_wait_rx "$NS_B" 2 12 60 || return 1
+	ics_model wait "$NS_A" channels 'j["channels"][0]["rx_unclaimed"]' 2 60 "node 1 BOOT rx_unclaimed" &&
+	ics_model wait "$NS_B" channels 'j["channels"][0]["rx_unclaimed"]' 4 60 "node 2 BOOT rx_unclaimed" ||
+		return 1
 	ics_snap "$NS_A" "$ICS_TMP/a-before" || return 1
 	# Every kind of counter must be non-zero before the reset, or the reset
 	# case below proves nothing.
@@ -86,7 +98,8 @@ node2 = [n for n in s["nodes"]["nodes"] if n["node_id"] == 2]
 checks = {
     "TEST tx msgs": ch["TEST"]["tx"]["msgs"], "TEST rx bytes": ch["TEST"]["rx"]["bytes"],
     "TEST tx hist row 4k": ch["TEST"]["tx"]["hist"][13],
-    "TEST rx_pattern_ok": ch["TEST"]["rx_pattern_ok"], "TEST rx_unclaimed": ch["TEST"]["rx_unclaimed"],
+    "BOOT rx_unclaimed": ch["BOOT"]["rx_unclaimed"],
+    "test service TEST rx_ok": s["test"]["channels"]["TEST"]["rx_ok"],
     "stats tx_frames": st["tx_frames"], "stats rx_frames": st["rx_frames"],
     "stats hello_tx": st["hello_tx"], "stats hello_rx": st["hello_rx"],
     "node 2 tx_msgs": node2[0]["tx_msgs"] if node2 else 0,
@@ -155,12 +168,22 @@ root_reset()
 	# The peer stays known and reachable; the other netns is untouched.
 	assert_eq "node 2 reachable after reset" true "$(node_get "$NS_A" 2 reachable)" || rc=1
 	ics_snap "$NS_B" "$ICS_TMP/b-after" || return 1
-	python3 - "$ICS_TMP/b-before" "$ICS_TMP/b-after" <<'EOF' || rc=1
+	python3 - "$ICS_TMP/b-before" "$ICS_TMP/b-after" "$ICS_TMP/a-before" "$ICS_TMP/a-after" <<'EOF' || rc=1
 import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
+a, b, aa, ab = (json.load(open(f)) for f in sys.argv[1:5])
+errs = []
 if a["chan"] != b["chan"] or a["show"]["stats"] != b["show"]["stats"]:
-    print("# FAIL: reset in netns a changed the counters of netns b")
-    sys.exit(1)
+    errs.append("reset in netns a changed the counters of netns b")
+# The test service's counters and hashes are ics_test's, not the instance's.
+for ns, x, y in (("a", aa, ab), ("b", a, b)):
+    if x["test"] != y["test"]:
+        errs.append("reset in netns a changed the test service's counters or hashes in "
+                    "netns %s: %s -> %s" % (ns, json.dumps(x["test"]), json.dumps(y["test"])))
+if not aa["test"].get("nodes", {}).get("2", {}).get("tx_hash"):
+    errs.append("node 1's test service has no hashes for node 2: the check proves nothing")
+for e in errs:
+    print("# FAIL: " + e)
+sys.exit(1 if errs else 0)
 EOF
 	return $rc
 }
@@ -168,11 +191,13 @@ EOF
 # After the reset, counting starts again from zero.
 after_reset()
 {
-	local out b_ok f0
-	b_ok=$(chan_get "$NS_B" TEST rx_pattern_ok)
+	local out b_ok f0 ok='j["channels"]["TEST"]["rx_ok"]'
+	b_ok=$(tsvc_get "$NS_B" "$ok")
 	f0=$(link_get "$NS_A" 2 tx_frames)
 	ics_send "$NS_A" 1 2 TEST 1000 4 || return 1
-	wait_eq 30 $((b_ok + 4)) "node 2 TEST rx_pattern_ok" chan_get "$NS_B" TEST rx_pattern_ok || return 1
+	ics_model wait "$NS_B" test "$ok" $((b_ok + 4)) 30 "node 2's test service: TEST rx_ok" &&
+	assert_eq "node 2's test service: TEST rx_bad" 0 \
+		"$(tsvc_get "$NS_B" 'j["channels"]["TEST"]["rx_bad"]')" || return 1
 	out=$(in_ns "$NS_A" icstat -j chanhisttot |
 		jget '"%d %d %d" % (j["channels"][14]["tx"]["msgs"], j["channels"][14]["tx"]["bytes"], j["channels"][14]["tx"]["hist"][11])')
 	assert_eq "node 1 TEST tx msgs, bytes, row 1k" "4 4000 4" "$out" || return 1
@@ -191,7 +216,7 @@ ics_case "uid 65534 can read icstat show/channels/nodes/chanhisttot/links, text 
 ics_case "uid 65534: icsctl reset refused with EPERM, counters unchanged" nobody_reset
 ics_case "uid 65534: icsctl bind refused with EPERM" nobody_bind
 ics_case "uid 65534: icsctl send refused with EPERM, nothing sent" nobody_send
-ics_case "icsctl reset zeroes every channel, histogram, node and stats counter of its netns only; link counters stay" root_reset
+ics_case "icsctl reset zeroes every channel, histogram, node and stats counter of its netns only; link and test-service counters stay" root_reset
 ics_case "after reset, counting starts from zero" after_reset
 ics_case "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 ktap_finished

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # three_members.sh - three cluster members on one bridge: each sends to both
-# others on every channel; every message arrives at the right node, whole,
+# others on every channel; every message arrives at the right node, whole
+# (checked by its test service, ics_test, attached to all 16 channels),
 # and all channel, histogram and per-node counters are exact.
 #
 #                        netns ics$$-br
@@ -106,13 +107,16 @@ concurrent()
 # reads, the one word node 2 can send node 3 is the ACK that says the
 # channel resumed, with no session of node 3's to acknowledge
 # (kmod/flow.c): node 3's message must arrive on it, and no heartbeat
-# from node 2 in between.
+# from node 2 in between. Node 2's reader and node 1's writer are /dev/ics
+# files bound to TEST, so the test service leaves TEST to them there.
 resume_unsent_run()
 {
 	local d=$ICS_TMP/resume bit rc=0 pids=() i hb
 	local who=("node 2's reader" "node 1's writer" "node 3's sender")
 	bit=$((1 << $(ch_id TEST)))
 	rm -rf "$d" && mkdir "$d" || return 1
+	# shellcheck disable=SC2046  # channel names
+	tsvc_attach "${NS[1]}" $(no_test) && tsvc_attach "${NS[2]}" $(no_test) || return 1
 	in_ns "${NS[3]}" icsctl unbind && ics_bind "${NS[3]}" eth0 3 || return 1
 	ics_model reachable 30 "${NS[2]}:3" "${NS[3]}:2" "${NS[1]}:3" "${NS[3]}:1" || return 1
 	in_ns "${NS[2]}" python3 "$ICS_SRC_DIR/ics_dev.py" stall 1 "$(ch_id TEST)" $((4 << 20)) \
@@ -146,6 +150,9 @@ resume_unsent_run()
 	assert_eq "heartbeats node 2 sent meanwhile" "$hb" "$(stat_get "${NS[2]}" hello_tx)"
 }
 
+# Every channel but TEST.
+no_test() { printf '%s\n' "${ICS_CHANNELS[@]}" | grep -vx TEST; }
+
 resume_unsent()
 {
 	local rc=0
@@ -155,6 +162,7 @@ resume_unsent()
 		wait_eq 10 0 "readers and writers of this case gone" \
 			sh -c 'pgrep -cf "ics_dev.py (stall|flood)|icsctl [s]end"'
 	fi
+	tsvc_attach "${NS[1]}" "${ICS_CHANNELS[@]}" && tsvc_attach "${NS[2]}" "${ICS_CHANNELS[@]}" || rc=1
 	return $rc
 }
 

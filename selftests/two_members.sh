@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # two_members.sh - two cluster members over a veth pair: messages on all 16
-# channels in both directions arrive whole, with their test pattern intact,
-# and every channel, histogram and per-node counter is exact; a stream's
-# window and its receiver's acknowledgements are as wire-format.rst says.
+# channels in both directions arrive whole, each checked intact by the
+# receiver's test service (ics_test, attached to all 16 channels: rx_ok,
+# none rx_bad), and every channel, histogram and per-node counter is exact;
+# a stream's window and its receiver's acknowledgements are as
+# wire-format.rst says.
 #
 #   netns ics$$-a                             netns ics$$-b
 #   +-----------------------------+           +-----------------------------+
