@@ -636,15 +636,33 @@ void ics_rx_cpu_exit(struct ics_bind *b)
  * The heartbeat timer: a probe on each CPU that took our frames lately,
  * unless the last one there has not run yet. Only this timer arms them, so
  * a probe that ran (armed false) is not queued any more.
+ *
+ * CPU hotplug: we cannot hold it off from a timer. A probe queued on a CPU
+ * that then goes down is moved to a live CPU (timers_dead_cpu()) and runs
+ * there. But where softirqs are preemptible (PREEMPT_RT) a CPU may go down
+ * between cpu_online() and add_timer_on(), after its timers were moved:
+ * the probe would then sit on the dead CPU's base and armed stay true, so
+ * that CPU would never be probed again and its ever older due read as a
+ * wait. A probe still armed on an offline CPU is taken off here (a
+ * del_timer() that finds it pending owns it; one that does not raced with
+ * the probe running, which clears armed itself), and ics_rx_stall_ns()
+ * does not count an offline CPU's overdue probe. del_timer(), not
+ * timer_delete(): the first 6.1 kernels of bookworm lack the latter.
  */
 static void ics_rx_probe_arm(struct ics_bind *b)
 {
 	unsigned long keep = ics_rx_keep(b), now = jiffies;
 	int cpu;
 
-	for_each_online_cpu(cpu) {
+	for_each_possible_cpu(cpu) {
 		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
+		if (!cpu_online(cpu)) {
+			/* acquire/release: as the probe itself, for the readers */
+			if (smp_load_acquire(&c->armed) && del_timer(&c->probe))
+				smp_store_release(&c->armed, false);	/* off the base */
+			continue;
+		}
 		/* acquire: a probe that ran is off the timer base */
 		if (time_after(now, READ_ONCE(c->took) + keep) || smp_load_acquire(&c->armed))
 			continue;
@@ -669,7 +687,7 @@ static u64 ics_rx_stall_ns(struct ics_bind *b)
 		const struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
 		/* acquire: due and late as the arming side or the probe left them */
-		if (smp_load_acquire(&c->armed)) {
+		if (smp_load_acquire(&c->armed) && cpu_online(cpu)) {
 			due = READ_ONCE(c->due);
 			if (time_after(now, due))
 				stall = max(stall, now - due);
@@ -677,7 +695,8 @@ static u64 ics_rx_stall_ns(struct ics_bind *b)
 		if (time_before_eq(now, READ_ONCE(c->late_at) + keep))
 			stall = max(stall, READ_ONCE(c->late));
 	}
-	return jiffies_to_nsecs(stall);
+	/* not jiffies_to_nsecs(): its u32 of microseconds wraps after an hour */
+	return jiffies64_to_nsecs(stall);
 }
 
 /*
