@@ -139,20 +139,6 @@ struct ics_net {
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
 };
 
-/*
- * Our receive path on one CPU (member.c): when it last took a frame of
- * ours, and a probe timer that each heartbeat arms there, whose lateness
- * is how long that CPU's softirqs (and so its receive queues) waited.
- */
-struct ics_rx_cpu {
-	unsigned long took;		/* jiffies: a frame of ours taken on this CPU */
-	unsigned long due;		/* the probe's expiry */
-	unsigned long late;		/* how late the last probe ran, in jiffies */
-	unsigned long late_at;		/* when it ran */
-	bool armed;			/* release/acquire: queued, not run yet */
-	struct timer_list probe;
-};
-
 struct ics_bind {
 	struct ics_net *in;
 	struct net_device *dev;
@@ -165,7 +151,6 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
-	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: how late our receive path is */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -621,8 +606,6 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		   u32 frame_len, u32 inc);
 void ics_timer(struct timer_list *t);
 void ics_check_timer(struct timer_list *t);
-int ics_rx_cpu_init(struct ics_bind *b);
-void ics_rx_cpu_exit(struct ics_bind *b);
 
 /* A copy of one member's view entry (netlink.c), taken under member_lock. */
 struct ics_member_info {
