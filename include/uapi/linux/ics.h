@@ -629,7 +629,7 @@ enum ics_stat {
 	ICS_STAT_HB_LATE,		/* our heartbeat timer ran an interval late */
 	ICS_STAT_EVENTS_LOST,		/* membership events dropped: queue full, no memory */
 	ICS_STAT_RX_BAD_HELLO,		/* heartbeats with a field out of range, or out of order */
-	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive path late */
+	ICS_STAT_HB_DEFERRED,		/* failure decisions deferred: our receive queue busy */
 	ICS_STAT_RESERVED_42,		/* 42-44: retired, never reused nor sent */
 	ICS_STAT_RESERVED_43,
 	ICS_STAT_RESERVED_44,
