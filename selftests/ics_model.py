@@ -140,9 +140,8 @@ def test_settled(ns):
     """The test service of ns once every message it took is counted; {} without it."""
     if not test_loaded():
         return {}
-    wait(ns, "test", 'j["queued"]', 0, 60, "%s: messages the test service took, not "
-         "counted yet" % (ns or "init netns"))
-    return test_show(ns)
+    return wait(ns, "test", 'j["queued"]', 0, 60, "%s: messages the test service took, "
+                "not counted yet" % (ns or "init netns"))
 
 
 def test_chan(snap, name, key):
@@ -191,7 +190,7 @@ def wait(ns, source, expr, want, seconds, what=None):
         except (KeyError, IndexError, TypeError, StopIteration) as e:
             last = "none (%s)" % type(e).__name__
         if last == str(want):
-            return
+            return j
         if time.monotonic() >= deadline:
             raise Fail("%s: expected %s, got %s after %ss"
                        % (what or expr, want, last, float(seconds) * SCALE))
