@@ -44,6 +44,10 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	if (!b)
 		return -ENOMEM;
 	b->in = in;
+	if (ics_rx_cpu_init(b)) {
+		kfree(b);
+		return -ENOMEM;
+	}
 	b->dev = dev;
 	netdev_hold(dev, &b->dev_tracker, GFP_KERNEL);
 	b->seq = ++in->bind_seq;
@@ -111,6 +115,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
 	timer_shutdown_sync(&b->check_timer);
+	ics_rx_cpu_exit(b);	/* the timer above armed the probes */
 	if (netif_running(b->dev))
 		ics_member_leave(b);	/* after the last heartbeat of the timer */
 	/* blocked senders see the instance unbound */

@@ -139,6 +139,23 @@ struct ics_net {
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
 };
 
+/*
+ * Our receive path on one CPU (member.c): when it last took a frame of
+ * ours, and a marker frame that each heartbeat has a timer put on that
+ * CPU's receive queue; how long the marker took to reach ics_rcv() is how
+ * long that CPU's receive path held frames.
+ */
+struct ics_rx_cpu {
+	struct ics_bind *b;
+	unsigned long took;		/* jiffies: a frame of ours taken on this CPU */
+	unsigned long due;		/* when the marker's timer expires */
+	unsigned long late;		/* how late the last marker arrived, in jiffies */
+	unsigned long late_at;		/* when it arrived */
+	u32 seq;			/* the marker under way */
+	bool armed;			/* release/acquire: under way, not arrived */
+	struct timer_list probe;	/* puts the marker on this CPU's queue */
+};
+
 struct ics_bind {
 	struct ics_net *in;
 	struct net_device *dev;
@@ -151,6 +168,8 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
+	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: how late our receive path is */
+	u64 rx_cookie;			/* marks our marker frames (random) */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -606,6 +625,9 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		   u32 frame_len, u32 inc);
 void ics_timer(struct timer_list *t);
 void ics_check_timer(struct timer_list *t);
+int ics_rx_cpu_init(struct ics_bind *b);
+void ics_rx_cpu_exit(struct ics_bind *b);
+bool ics_rx_marker(struct ics_bind *b, struct sk_buff *skb);
 
 /* A copy of one member's view entry (netlink.c), taken under member_lock. */
 struct ics_member_info {

@@ -579,39 +579,213 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 }
 
 /*
- * Frames may be waiting in our own receive path: the per-CPU backlogs
- * (veth, RPS, netif_rx()) or a NAPI poll of the bound NIC not yet run.
- * The timer runs in softirq before NET_RX (and when softirqs are pushed to
- * ksoftirqd under load, both wait there, timers first): a node whose
- * heartbeat sits in our queue is not silent. Racy reads, under RCU: at
- * worst a decision is deferred once more, or not deferred.
+ * A node silent past its deadline may be one whose heartbeats wait in our
+ * own receive queues: a CPU whose softirqs are held off (ksoftirqd behind
+ * busy tasks, a CPU taken by interrupts) or whose NET_RX is behind its
+ * budget takes nothing from its backlog or its NIC's ring meanwhile. A
+ * timer does not see that (timers run before NET_RX, and on time while
+ * NET_RX falls behind), so we measure it with a frame of our own: every
+ * heartbeat arms a timer, due at the next tick, on each CPU that took a
+ * frame of ours in the last two intervals, and that timer hands a marker
+ * frame to the receive path there (netif_rx(), as a driver does with a
+ * frame it received). The marker waits behind whatever that CPU's backlog
+ * holds; ics_rcv() takes it (ics_rx_marker()) and notes how late it came.
+ * A marker not arrived yet past its due time is a wait going on.
+ *
+ * The marker is addressed from and to the bound device's own address and
+ * carries a random cookie of this binding, so no frame from the wire can
+ * pass for one; it never leaves this host. A marker the queue refused
+ * (backlog full) counts as a wait of two intervals; one lost otherwise
+ * (a tc or XDP program dropped it) is given up after eight.
  */
-static bool ics_rx_pending(struct ics_bind *b)
+struct ics_rx_mark {
+	u64 cookie;
+	u32 cpu;
+	u32 seq;
+};
+
+static unsigned long ics_rx_keep(const struct ics_bind *b)
 {
-	struct napi_struct *n;
+	return 2 * msecs_to_jiffies(READ_ONCE(b->in->hb_ms));
+}
+
+/* @c's marker arrived, or will not: how late, and none under way. */
+static void ics_rx_mark_end(struct ics_rx_cpu *c, unsigned long late)
+{
+	WRITE_ONCE(c->late, late);
+	WRITE_ONCE(c->late_at, jiffies);
+	smp_store_release(&c->armed, false);	/* after late: a reader sees both */
+}
+
+/* The timer on this CPU: the marker onto its receive queue. */
+static void ics_rx_probe(struct timer_list *t)
+{
+	struct ics_rx_cpu *c = from_timer(c, t, probe);
+	struct ics_bind *b = c->b;
+	struct net_device *dev = b->dev;
+	struct ics_rx_mark *m;
+	struct sk_buff *skb;
+	struct ethhdr *eth;
+
+	skb = netdev_alloc_skb(dev, ETH_HLEN + sizeof(*m));
+	if (!skb) {
+		ics_rx_mark_end(c, 0);
+		return;
+	}
+	eth = skb_put(skb, ETH_HLEN);
+	ether_addr_copy(eth->h_dest, dev->dev_addr);
+	ether_addr_copy(eth->h_source, dev->dev_addr);
+	eth->h_proto = htons(ICS_ETH_P);
+	m = skb_put(skb, sizeof(*m));
+	m->cookie = b->rx_cookie;
+	m->cpu = smp_processor_id();
+	m->seq = READ_ONCE(c->seq);
+	skb->protocol = eth_type_trans(skb, dev);
+	if (netif_rx(skb) == NET_RX_DROP)
+		ics_rx_mark_end(c, ics_rx_keep(b));	/* a full queue: held up */
+}
+
+/*
+ * ics_rcv(), for a frame from our own address: true if it was one of our
+ * markers (consumed), false if it is a stranger's (the caller drops it).
+ */
+bool ics_rx_marker(struct ics_bind *b, struct sk_buff *skb)
+{
+	const struct ics_rx_mark *m;
+	struct ics_rx_cpu *c;
+
+	if (skb->len != sizeof(*m) || skb_headlen(skb) < sizeof(*m))
+		return false;
+	m = (const struct ics_rx_mark *)skb->data;
+	if (m->cookie != b->rx_cookie || m->cpu >= nr_cpu_ids || !cpu_possible(m->cpu))
+		return false;
+	c = per_cpu_ptr(b->rx_cpu, m->cpu);
+	/* acquire: seq and due as the arming side left them */
+	if (smp_load_acquire(&c->armed) && m->seq == READ_ONCE(c->seq)) {
+		unsigned long now = jiffies, due = READ_ONCE(c->due);
+
+		ics_rx_mark_end(c, time_after(now, due) ? now - due : 0);
+	}
+	consume_skb(skb);
+	return true;
+}
+
+int ics_rx_cpu_init(struct ics_bind *b)
+{
 	int cpu;
 
-	for_each_online_cpu(cpu) {
-		struct softnet_data *sd = &per_cpu(softnet_data, cpu);
+	b->rx_cpu = alloc_percpu_gfp(struct ics_rx_cpu, GFP_KERNEL_ACCOUNT);
+	if (!b->rx_cpu)
+		return -ENOMEM;
+	b->rx_cookie = get_random_u64();
+	for_each_possible_cpu(cpu) {
+		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
-		if (skb_queue_len_lockless(&sd->input_pkt_queue) ||
-		    skb_queue_len_lockless(&sd->process_queue))
-			return true;
+		c->b = b;
+		/* long ago: nothing taken, no marker arrived */
+		c->took = c->late_at = jiffies - MAX_JIFFY_OFFSET;
+		timer_setup(&c->probe, ics_rx_probe, 0);
 	}
-	list_for_each_entry_rcu(n, &b->dev->napi_list, dev_list)
-		if (test_bit(NAPI_STATE_SCHED, &n->state))
-			return true;
-	return false;
+	return 0;
+}
+
+/*
+ * Unbinding, once the heartbeat timer (which arms the probes) is stopped
+ * and ics_rcv() can no longer run. A marker still queued is dropped by
+ * the stack (no handler), or by the device's unregistering.
+ */
+void ics_rx_cpu_exit(struct ics_bind *b)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		timer_shutdown_sync(&per_cpu_ptr(b->rx_cpu, cpu)->probe);
+	free_percpu(b->rx_cpu);
+}
+
+/*
+ * The heartbeat timer: a marker on each CPU that took our frames lately,
+ * unless the last one there has not arrived yet. Only this timer arms
+ * them, and a marker ends (armed false) only once its timer ran, so an
+ * unarmed probe timer is not queued any more.
+ *
+ * CPU hotplug: we cannot hold it off from a timer. A probe queued on a CPU
+ * that then goes down is moved to a live CPU (timers_dead_cpu()) and runs
+ * there. But where softirqs are preemptible (PREEMPT_RT) a CPU may go down
+ * between cpu_online() and add_timer_on(), after its timers were moved:
+ * the probe would then sit on the dead CPU's base and armed stay true. A
+ * probe still armed on an offline CPU is taken off here (a del_timer()
+ * that finds it pending owns it; one that does not raced with the probe
+ * running), and ics_rx_stall_ns() does not count an offline CPU.
+ * del_timer(), not timer_delete(): the first 6.1 kernels of bookworm lack
+ * the latter.
+ */
+static void ics_rx_probe_arm(struct ics_bind *b)
+{
+	unsigned long keep = ics_rx_keep(b), now = jiffies;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
+
+		if (!cpu_online(cpu)) {
+			/* acquire/release: as the marker's end, for the readers */
+			if (smp_load_acquire(&c->armed) && del_timer(&c->probe))
+				smp_store_release(&c->armed, false);	/* off the base */
+			continue;
+		}
+		/* acquire: a marker that ended had its timer run */
+		if (smp_load_acquire(&c->armed)) {
+			/* lost on its way: give it up once its timer ran */
+			if (time_after(now, READ_ONCE(c->due) + 4 * keep) &&
+			    !timer_pending(&c->probe))
+				ics_rx_mark_end(c, 0);
+			continue;
+		}
+		if (time_after(now, READ_ONCE(c->took) + keep))
+			continue;
+		WRITE_ONCE(c->seq, c->seq + 1);
+		WRITE_ONCE(c->due, now + 1);
+		smp_store_release(&c->armed, true);	/* seq and due first */
+		c->probe.expires = now + 1;
+		add_timer_on(&c->probe, cpu);
+	}
+}
+
+/*
+ * How long our receive path has been holding frames, or held them lately,
+ * on the CPU that held them longest: a marker overdue now, or the
+ * lateness of one that arrived in the last two intervals.
+ */
+static u64 ics_rx_stall_ns(struct ics_bind *b)
+{
+	unsigned long keep = ics_rx_keep(b), now = jiffies, stall = 0, due;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
+
+		/* acquire: due and late as the arming side or the probe left them */
+		if (smp_load_acquire(&c->armed) && cpu_online(cpu)) {
+			due = READ_ONCE(c->due);
+			if (time_after(now, due))
+				stall = max(stall, now - due);
+		}
+		if (time_before_eq(now, READ_ONCE(c->late_at) + keep))
+			stall = max(stall, READ_ONCE(c->late));
+	}
+	/* not jiffies_to_nsecs(): its u32 of microseconds wraps after an hour */
+	return jiffies64_to_nsecs(stall);
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals; unless our receive path has frames waiting (not yet
- * looked at: one may be the node's), then look again one tick later, for
- * at most another heartbeat_misses of our intervals or half the link
- * timeout, whichever is longer (hb_deferred): a backlog that many
- * senders fill on a starved CPU holds frames for hundreds of ms, and a
- * node silent by our own fault is reported before its link times out.
+ * its intervals, unless our own receive path waited that much longer
+ * (ics_rx_stall_ns(): its heartbeats may be in our queues); then look
+ * again one tick later, for at most another heartbeat_misses of our
+ * intervals or half the link timeout, whichever is longer (hb_deferred):
+ * a starved CPU holds frames for hundreds of ms, and a node silent by our
+ * own fault is reported before its link times out.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
 static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
@@ -620,31 +794,35 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 	u32 misses = READ_ONCE(in->hb_misses);
 	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
 		    NSEC_PER_MSEC;
-	int pending = -1;	/* not looked yet */
+	u64 stall = ics_rx_stall_ns(b);
+	bool deferred = false;
 	struct ics_peer *p;
+	u64 due;
 	int node;
 
 	spin_lock_bh(&in->member_lock);
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (!p || !ics_live(p->state) ||
-		    ics_silent_ns(p, now) <= ics_peer_hb_ns(in, p) * misses)
+		if (!p || !ics_live(p->state))
 			continue;
-		if (pending < 0)
-			pending = ics_rx_pending(b);
-		if (pending && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
+		due = ics_peer_hb_ns(in, p) * misses;
+		if (ics_silent_ns(p, now) <= due)
+			continue;
+		if (ics_silent_ns(p, now) <= due + stall &&
+		    (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
 			if (!b->defer_ns) {
 				b->defer_ns = now;
 				ics_count(in, ICS_STAT_HB_DEFERRED);
 			}
 			mod_timer(&b->check_timer, jiffies + 1);
+			deferred = true;
 			continue;
 		}
 		ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, fail);
 		net_info_ratelimited("%s: node %u down: silent for %llu ms\n", b->dev->name,
 				     node, div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC));
 	}
-	if (pending <= 0)
+	if (!deferred)
 		b->defer_ns = 0;	/* nothing deferred any more */
 	spin_unlock_bh(&in->member_lock);
 }
@@ -704,6 +882,7 @@ void ics_timer(struct timer_list *t)
 	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_ATOMIC);
+	ics_rx_probe_arm(b);	/* for the next check */
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);

@@ -207,11 +207,28 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
 	enum ics_stat bad;
+	unsigned long now;
 	u16 frag_len;
 	u8 type;
 
 	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_LOOPBACK)
 		goto drop;
+	/* From our own address: our receive path's marker (member.c), or forged */
+	if (unlikely(ether_addr_equal(eth_hdr(skb)->h_source, dev->dev_addr))) {
+		if (ics_rx_marker(b, skb))
+			return NET_RX_SUCCESS;
+		bad = ICS_STAT_RX_BAD_NODE;
+		goto bad;
+	}
+	/*
+	 * This CPU's receive path carries our frames: probe it (member.c).
+	 * Once a jiffy, not per frame: the heartbeat timer reads this line
+	 * from another CPU. this_cpu_*(), not __this_cpu_*(): no splat should
+	 * a caller hand us a frame with preemption on; a hint either way.
+	 */
+	now = jiffies;
+	if (this_cpu_read(b->rx_cpu->took) != now)
+		this_cpu_write(b->rx_cpu->took, now);
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
