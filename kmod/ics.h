@@ -152,6 +152,7 @@ struct ics_rx_cpu {
 	unsigned long late;		/* how late the last marker arrived, in jiffies */
 	unsigned long late_at;		/* when it arrived */
 	u32 seq;			/* the marker under way */
+	u32 cpu;			/* this one: its timer may run elsewhere */
 	bool armed;			/* release/acquire: under way, not arrived */
 	struct timer_list probe;	/* puts the marker on this CPU's queue */
 };

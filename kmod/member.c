@@ -602,7 +602,7 @@ struct ics_rx_mark {
 	u64 cookie;
 	u32 cpu;
 	u32 seq;
-};
+} __packed;	/* read where eth_type_trans() left skb->data */
 
 static unsigned long ics_rx_keep(const struct ics_bind *b)
 {
@@ -627,7 +627,8 @@ static void ics_rx_probe(struct timer_list *t)
 	struct sk_buff *skb;
 	struct ethhdr *eth;
 
-	skb = netdev_alloc_skb(dev, ETH_HLEN + sizeof(*m));
+	/* A device down refuses frames (NET_RX_DROP): no wait of ours. */
+	skb = netif_running(dev) ? netdev_alloc_skb(dev, ETH_HLEN + sizeof(*m)) : NULL;
 	if (!skb) {
 		ics_rx_mark_end(c, 0);
 		return;
@@ -638,7 +639,7 @@ static void ics_rx_probe(struct timer_list *t)
 	eth->h_proto = htons(ICS_ETH_P);
 	m = skb_put(skb, sizeof(*m));
 	m->cookie = b->rx_cookie;
-	m->cpu = smp_processor_id();
+	m->cpu = c->cpu;	/* not smp_processor_id(): hotplug moves timers */
 	m->seq = READ_ONCE(c->seq);
 	skb->protocol = eth_type_trans(skb, dev);
 	if (netif_rx(skb) == NET_RX_DROP)
@@ -682,6 +683,7 @@ int ics_rx_cpu_init(struct ics_bind *b)
 		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
 		c->b = b;
+		c->cpu = cpu;
 		/* long ago: nothing taken, no marker arrived */
 		c->took = c->late_at = jiffies - MAX_JIFFY_OFFSET;
 		timer_setup(&c->probe, ics_rx_probe, 0);
@@ -706,8 +708,8 @@ void ics_rx_cpu_exit(struct ics_bind *b)
 /*
  * The heartbeat timer: a marker on each CPU that took our frames lately,
  * unless the last one there has not arrived yet. Only this timer arms
- * them, and a marker ends (armed false) only once its timer ran, so an
- * unarmed probe timer is not queued any more.
+ * them, and a marker ends (armed false) once its timer ran, so an unarmed
+ * probe timer is not queued any more, but for a race seen below.
  *
  * CPU hotplug: we cannot hold it off from a timer. A probe queued on a CPU
  * that then goes down is moved to a live CPU (timers_dead_cpu()) and runs
@@ -742,7 +744,13 @@ static void ics_rx_probe_arm(struct ics_bind *b)
 				ics_rx_mark_end(c, 0);
 			continue;
 		}
-		if (time_after(now, READ_ONCE(c->took) + keep))
+		/*
+		 * A marker may end with its probe pending again: one given up
+		 * while its timer ran, that timer then sending the next seq.
+		 * add_timer_on() on it would WARN; only this timer adds it,
+		 * so a probe not pending now stays so until it is added.
+		 */
+		if (time_after(now, READ_ONCE(c->took) + keep) || timer_pending(&c->probe))
 			continue;
 		WRITE_ONCE(c->seq, c->seq + 1);
 		WRITE_ONCE(c->due, now + 1);

@@ -214,7 +214,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_LOOPBACK)
 		goto drop;
 	/* From our own address: our receive path's marker (member.c), or forged */
-	if (unlikely(ether_addr_equal(eth_hdr(skb)->h_source, dev->dev_addr))) {
+	if (unlikely(ether_addr_equal(eth_hdr(skb)->h_source, b->dev->dev_addr))) {
 		if (ics_rx_marker(b, skb))
 			return NET_RX_SUCCESS;
 		bad = ICS_STAT_RX_BAD_NODE;
