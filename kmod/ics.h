@@ -140,19 +140,17 @@ struct ics_net {
 };
 
 /*
- * Our receive path on one CPU (member.c): when it last took a frame of
- * ours, and a marker frame that each heartbeat has a timer put on that
- * CPU's receive queue; how long the marker took to reach ics_rcv() is how
- * long that CPU's receive path held frames.
+ * Our receive path on one CPU (member.c): whether it ever carried a frame
+ * of ours, and the marker frame that a deferred failure check has a timer
+ * put on that CPU's receive queue, to see whether the queue holds frames.
  */
 struct ics_rx_cpu {
 	struct ics_bind *b;
-	unsigned long took;		/* jiffies: a frame of ours taken on this CPU */
 	unsigned long due;		/* when the marker's timer expires */
 	unsigned long late;		/* how late the last marker arrived, in jiffies */
-	unsigned long late_at;		/* when it arrived */
 	u32 seq;			/* the marker under way */
 	u32 cpu;			/* this one: its timer may run elsewhere */
+	bool carried;			/* a frame of ours was taken on this CPU */
 	bool armed;			/* release/acquire: under way, not arrived */
 	struct timer_list probe;	/* puts the marker on this CPU's queue */
 };
@@ -169,7 +167,8 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
-	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: how late our receive path is */
+	unsigned long defer_jiffies;	/* member_lock: the same, in jiffies */
+	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: markers through our receive path */
 	u64 rx_cookie;			/* marks our marker frames (random) */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */

@@ -582,38 +582,36 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
  * A node silent past its deadline may be one whose heartbeats wait in our
  * own receive queues: a CPU whose softirqs are held off (ksoftirqd behind
  * busy tasks, a CPU taken by interrupts) or whose NET_RX is behind its
- * budget takes nothing from its backlog or its NIC's ring meanwhile. A
- * timer does not see that (timers run before NET_RX, and on time while
- * NET_RX falls behind), so we measure it with a frame of our own: every
- * heartbeat arms a timer, due at the next tick, on each CPU that took a
- * frame of ours in the last two intervals, and that timer hands a marker
- * frame to the receive path there (netif_rx(), as a driver does with a
- * frame it received). The marker waits behind whatever that CPU's backlog
- * holds; ics_rcv() takes it (ics_rx_marker()) and notes how late it came.
- * A marker not arrived yet past its due time is a wait going on.
+ * budget takes nothing from its backlog meanwhile. A timer does not see
+ * that (timers run before NET_RX, and on time while NET_RX falls behind),
+ * so before declaring anyone down we send a frame of our own through the
+ * receive path of each CPU that has carried our frames: a timer on that
+ * CPU, due at the next tick, hands a marker frame to its receive path
+ * (netif_rx(), as a driver does with a frame it received); the marker
+ * waits behind whatever that CPU's backlog holds, and ics_rcv() takes it
+ * (ics_rx_marker()). While a marker is under way, or the last one came
+ * late (ICS_RX_LATE), that CPU's receive path holds frames, and the
+ * decision waits (ics_rx_waiting()).
  *
  * The marker is addressed from and to the bound device's own address and
  * carries a random cookie of this binding, so no frame from the wire can
  * pass for one; it never leaves this host. A marker the queue refused
- * (backlog full) counts as a wait of two intervals; one lost otherwise
- * (a tc or XDP program dropped it) is given up after eight.
+ * (backlog full) counts as one that came late; one lost otherwise (a tc
+ * or XDP program dropped it) as one still under way, until the decision's
+ * own bound (ics_member_check()) runs out.
  */
+#define ICS_RX_LATE	2	/* jiffies: a marker this late found frames queued */
+
 struct ics_rx_mark {
 	u64 cookie;
 	u32 cpu;
 	u32 seq;
 } __packed;	/* read where eth_type_trans() left skb->data */
 
-static unsigned long ics_rx_keep(const struct ics_bind *b)
-{
-	return 2 * msecs_to_jiffies(READ_ONCE(b->in->hb_ms));
-}
-
 /* @c's marker arrived, or will not: how late, and none under way. */
 static void ics_rx_mark_end(struct ics_rx_cpu *c, unsigned long late)
 {
 	WRITE_ONCE(c->late, late);
-	WRITE_ONCE(c->late_at, jiffies);
 	smp_store_release(&c->armed, false);	/* after late: a reader sees both */
 }
 
@@ -643,7 +641,7 @@ static void ics_rx_probe(struct timer_list *t)
 	m->seq = READ_ONCE(c->seq);
 	skb->protocol = eth_type_trans(skb, dev);
 	if (netif_rx(skb) == NET_RX_DROP)
-		ics_rx_mark_end(c, ics_rx_keep(b));	/* a full queue: held up */
+		ics_rx_mark_end(c, ICS_RX_LATE);	/* a full queue: held up */
 }
 
 /*
@@ -684,17 +682,15 @@ int ics_rx_cpu_init(struct ics_bind *b)
 
 		c->b = b;
 		c->cpu = cpu;
-		/* long ago: nothing taken, no marker arrived */
-		c->took = c->late_at = jiffies - MAX_JIFFY_OFFSET;
 		timer_setup(&c->probe, ics_rx_probe, 0);
 	}
 	return 0;
 }
 
 /*
- * Unbinding, once the heartbeat timer (which arms the probes) is stopped
- * and ics_rcv() can no longer run. A marker still queued is dropped by
- * the stack (no handler), or by the device's unregistering.
+ * Unbinding, once the timers that arm the probes are stopped and ics_rcv()
+ * can no longer run. A marker still queued is dropped by the stack (no
+ * handler), or by the device's unregistering.
  */
 void ics_rx_cpu_exit(struct ics_bind *b)
 {
@@ -706,51 +702,58 @@ void ics_rx_cpu_exit(struct ics_bind *b)
 }
 
 /*
- * The heartbeat timer: a marker on each CPU that took our frames lately,
- * unless the last one there has not arrived yet. Only this timer arms
- * them, and a marker ends (armed false) once its timer ran, so an unarmed
- * probe timer is not queued any more, but for a race seen below.
+ * Whether our receive path holds frames, as far as markers sent since
+ * @since (jiffies: when the decision was first put off) tell: true while
+ * a CPU that has carried our frames has a marker under way, or its last
+ * one came late or was sent before @since; such a CPU gets a new marker.
+ * False once every such CPU passed one sent since @since on time. Under
+ * member_lock (the only caller, so one arming at a time).
  *
- * CPU hotplug: we cannot hold it off from a timer. A probe queued on a CPU
- * that then goes down is moved to a live CPU (timers_dead_cpu()) and runs
+ * A marker ends (armed false) once its timer ran, so an unarmed probe
+ * timer is not queued any more, but in two races seen below; add_timer_on()
+ * on a pending timer would WARN.
+ *
+ * CPU hotplug: we cannot hold it off here. A probe queued on a CPU that
+ * then goes down is moved to a live CPU (timers_dead_cpu()) and runs
  * there. But where softirqs are preemptible (PREEMPT_RT) a CPU may go down
  * between cpu_online() and add_timer_on(), after its timers were moved:
  * the probe would then sit on the dead CPU's base and armed stay true. A
  * probe still armed on an offline CPU is taken off here (a del_timer()
  * that finds it pending owns it; one that does not raced with the probe
- * running), and ics_rx_stall_ns() does not count an offline CPU.
- * del_timer(), not timer_delete(): the first 6.1 kernels of bookworm lack
- * the latter.
+ * running), and an offline CPU holds nothing of ours. del_timer(), not
+ * timer_delete(): the first 6.1 kernels of bookworm lack the latter.
  */
-static void ics_rx_probe_arm(struct ics_bind *b)
+static bool ics_rx_waiting(struct ics_bind *b, unsigned long since, unsigned long lost)
 {
-	unsigned long keep = ics_rx_keep(b), now = jiffies;
+	unsigned long now = jiffies;
+	bool waiting = false;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
+		if (!READ_ONCE(c->carried))
+			continue;	/* never carried a frame of ours */
 		if (!cpu_online(cpu)) {
 			/* acquire/release: as the marker's end, for the readers */
 			if (smp_load_acquire(&c->armed) && del_timer(&c->probe))
 				smp_store_release(&c->armed, false);	/* off the base */
 			continue;
 		}
-		/* acquire: a marker that ended had its timer run */
+		/* acquire: late as the probe or ics_rx_marker() left it */
 		if (smp_load_acquire(&c->armed)) {
-			/* lost on its way: give it up once its timer ran */
-			if (time_after(now, READ_ONCE(c->due) + 4 * keep) &&
-			    !timer_pending(&c->probe))
-				ics_rx_mark_end(c, 0);
-			continue;
+			/* lost on its way (dropped by a filter): give it up */
+			if (time_before(now, READ_ONCE(c->due) + lost) || timer_pending(&c->probe)) {
+				waiting = true;
+				continue;
+			}
+			ics_rx_mark_end(c, lost);
 		}
-		/*
-		 * A marker may end with its probe pending again: one given up
-		 * while its timer ran, that timer then sending the next seq.
-		 * add_timer_on() on it would WARN; only this timer adds it,
-		 * so a probe not pending now stays so until it is added.
-		 */
-		if (time_after(now, READ_ONCE(c->took) + keep) || timer_pending(&c->probe))
+		if (time_after_eq(c->due, since + 1) && READ_ONCE(c->late) < ICS_RX_LATE)
+			continue;	/* passed on time since @since */
+		waiting = true;
+		/* ended while its timer ran, and that timer ran again */
+		if (timer_pending(&c->probe))
 			continue;
 		WRITE_ONCE(c->seq, c->seq + 1);
 		WRITE_ONCE(c->due, now + 1);
@@ -758,42 +761,17 @@ static void ics_rx_probe_arm(struct ics_bind *b)
 		c->probe.expires = now + 1;
 		add_timer_on(&c->probe, cpu);
 	}
-}
-
-/*
- * How long our receive path has been holding frames, or held them lately,
- * on the CPU that held them longest: a marker overdue now, or the
- * lateness of one that arrived in the last two intervals.
- */
-static u64 ics_rx_stall_ns(struct ics_bind *b)
-{
-	unsigned long keep = ics_rx_keep(b), now = jiffies, stall = 0, due;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		const struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
-
-		/* acquire: due and late as the arming side or the probe left them */
-		if (smp_load_acquire(&c->armed) && cpu_online(cpu)) {
-			due = READ_ONCE(c->due);
-			if (time_after(now, due))
-				stall = max(stall, now - due);
-		}
-		if (time_before_eq(now, READ_ONCE(c->late_at) + keep))
-			stall = max(stall, READ_ONCE(c->late));
-	}
-	/* not jiffies_to_nsecs(): its u32 of microseconds wraps after an hour */
-	return jiffies64_to_nsecs(stall);
+	return waiting;
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals, unless our own receive path waited that much longer
- * (ics_rx_stall_ns(): its heartbeats may be in our queues); then look
- * again one tick later, for at most another heartbeat_misses of our
- * intervals or half the link timeout, whichever is longer (hb_deferred):
- * a starved CPU holds frames for hundreds of ms, and a node silent by our
- * own fault is reported before its link times out.
+ * its intervals; unless our receive path holds frames (ics_rx_waiting():
+ * one may be the node's heartbeat), then look again one tick later, for
+ * at most another heartbeat_misses of our intervals or half the link
+ * timeout, whichever is longer (hb_deferred): a backlog that many senders
+ * fill on a starved CPU holds frames for hundreds of ms, and a node
+ * silent by our own fault is reported before its link times out.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
 static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
@@ -802,35 +780,35 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 	u32 misses = READ_ONCE(in->hb_misses);
 	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
 		    NSEC_PER_MSEC;
-	u64 stall = ics_rx_stall_ns(b);
-	bool deferred = false;
+	int waiting = -1;	/* not looked yet */
 	struct ics_peer *p;
-	u64 due;
 	int node;
 
 	spin_lock_bh(&in->member_lock);
 	for (node = 1; node <= ICS_MAX_NODES; node++) {
 		p = rcu_dereference(b->peers[node]);
-		if (!p || !ics_live(p->state))
+		if (!p || !ics_live(p->state) ||
+		    ics_silent_ns(p, now) <= ics_peer_hb_ns(in, p) * misses)
 			continue;
-		due = ics_peer_hb_ns(in, p) * misses;
-		if (ics_silent_ns(p, now) <= due)
-			continue;
-		if (ics_silent_ns(p, now) <= due + stall &&
-		    (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
+		if (waiting < 0) {
+			if (!b->defer_ns)
+				b->defer_jiffies = jiffies;
+			waiting = ics_rx_waiting(b, b->defer_jiffies,
+						 nsecs_to_jiffies(grace) + 1);
+		}
+		if (waiting && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
 			if (!b->defer_ns) {
 				b->defer_ns = now;
 				ics_count(in, ICS_STAT_HB_DEFERRED);
 			}
 			mod_timer(&b->check_timer, jiffies + 1);
-			deferred = true;
 			continue;
 		}
 		ics_member_set(in, p, ICS_MEMBER_DOWN, ICS_REASON_SILENT, now, fail);
 		net_info_ratelimited("%s: node %u down: silent for %llu ms\n", b->dev->name,
 				     node, div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC));
 	}
-	if (!deferred)
+	if (waiting <= 0)
 		b->defer_ns = 0;	/* nothing deferred any more */
 	spin_unlock_bh(&in->member_lock);
 }
@@ -890,7 +868,6 @@ void ics_timer(struct timer_list *t)
 	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
 	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_ATOMIC);
-	ics_rx_probe_arm(b);	/* for the next check */
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);

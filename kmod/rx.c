@@ -207,7 +207,6 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
 	enum ics_stat bad;
-	unsigned long now;
 	u16 frag_len;
 	u8 type;
 
@@ -221,14 +220,13 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		goto bad;
 	}
 	/*
-	 * This CPU's receive path carries our frames: probe it (member.c).
-	 * Once a jiffy, not per frame: the heartbeat timer reads this line
+	 * This CPU's receive path carries our frames: a failure check probes
+	 * it (member.c). Written once, not per frame: the check reads it
 	 * from another CPU. this_cpu_*(), not __this_cpu_*(): no splat should
 	 * a caller hand us a frame with preemption on; a hint either way.
 	 */
-	now = jiffies;
-	if (this_cpu_read(b->rx_cpu->took) != now)
-		this_cpu_write(b->rx_cpu->took, now);
+	if (unlikely(!this_cpu_read(b->rx_cpu->carried)))
+		this_cpu_write(b->rx_cpu->carried, true);
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
