@@ -118,7 +118,9 @@ dkms-test:
 	@bash scripts/dkms-test.sh
 
 # checkpatch from the kernel source tarball (scripts/ksft-extract.sh); then
-# Documentation/ must parse (scripts/check-docs.py).
+# Documentation/ must parse (scripts/check-docs.py); then every built
+# ics.ko must not import the networking core's own per-CPU state
+# (softnet_data: the receive backlogs), which a module does not own.
 CHECKPATCH := build/ksft/scripts/checkpatch.pl
 style:
 	@bash scripts/ksft-extract.sh >/dev/null
@@ -127,6 +129,11 @@ style:
 		include/uapi/linux/ics.h | \
 		grep -v '^total: 0 errors, 0 warnings' | { ! grep .; }
 	@python3 scripts/check-docs.py
+	@for m in $(wildcard build/*/kmod/ics.ko); do \
+		if nm -u $$m | grep -qw softnet_data; then \
+			echo "$$m: imports softnet_data (the core's receive backlogs)"; exit 1; \
+		fi; \
+	done
 
 install:
 	$(MAKE) -C $(or $(KDIR),/lib/modules/$(shell uname -r)/build) M=$(TOP)/kmod modules_install
