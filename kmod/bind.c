@@ -115,7 +115,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	synchronize_net();
 	timer_shutdown_sync(&b->timer);
 	timer_shutdown_sync(&b->check_timer);
-	ics_rx_cpu_exit(b);	/* the check timer above armed the probes */
+	ics_rx_cpu_exit(b);	/* the timers above armed the probes */
 	if (netif_running(b->dev))
 		ics_member_leave(b);	/* after the last heartbeat of the timer */
 	/* blocked senders see the instance unbound */

@@ -140,18 +140,21 @@ struct ics_net {
 };
 
 /*
- * Our receive path on one CPU (member.c): whether it ever carried a frame
- * of ours, and the marker frame that a deferred failure check has a timer
- * put on that CPU's receive queue, to see whether the queue holds frames.
+ * Our receive path on one CPU (member.c): the marker frame that a failure
+ * check has a timer put on that CPU's receive queue, to see whether the
+ * queue holds frames. Per binding, freed at unbind once the probe timers
+ * are shut down and ics_rcv() cannot run.
  */
 struct ics_rx_cpu {
+	/* the marker's state: the arming check, the probe, ics_rx_marker() */
+	spinlock_t lock;
 	struct ics_bind *b;
 	unsigned long due;		/* when the marker's timer expires */
 	unsigned long late;		/* how late the last marker arrived, in jiffies */
-	u32 seq;			/* the marker under way */
+	u32 gen;			/* the check episode it was sent in */
+	u32 seq;			/* the marker under way, or the last */
 	u32 cpu;			/* this one: its timer may run elsewhere */
-	bool carried;			/* a frame of ours was taken on this CPU */
-	bool armed;			/* release/acquire: under way, not arrived */
+	bool armed;			/* under way, not arrived */
 	struct timer_list probe;	/* puts the marker on this CPU's queue */
 };
 
@@ -167,7 +170,8 @@ struct ics_bind {
 	struct timer_list timer;	/* heartbeats, failure detection, reassembly expiry */
 	struct timer_list check_timer;	/* a failure detection deferred (member.c) */
 	u64 defer_ns;			/* member_lock: since when it is deferred, or 0 */
-	unsigned long defer_jiffies;	/* member_lock: the same, in jiffies */
+	u32 defer_gen;			/* member_lock: deferral episodes, for the markers */
+	bool defer_held;		/* member_lock: this one counted in hb_deferred */
 	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: markers through our receive path */
 	u64 rx_cookie;			/* marks our marker frames (random) */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */

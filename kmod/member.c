@@ -585,22 +585,24 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
  * budget takes nothing from its backlog meanwhile. A timer does not see
  * that (timers run before NET_RX, and on time while NET_RX falls behind),
  * so before declaring anyone down we send a frame of our own through the
- * receive path of each CPU that has carried our frames: a timer on that
- * CPU, due at the next tick, hands a marker frame to its receive path
- * (netif_rx(), as a driver does with a frame it received); the marker
- * waits behind whatever that CPU's backlog holds, and ics_rcv() takes it
- * (ics_rx_marker()). While a marker is under way, or the last one came
- * late (ICS_RX_LATE), that CPU's receive path holds frames, and the
- * decision waits (ics_rx_waiting()).
+ * receive path of every online CPU: a timer on that CPU, due at the next
+ * tick, hands a marker frame to its receive path (netif_rx(), as a driver
+ * does with a frame it received); the marker waits behind whatever that
+ * CPU's backlog holds, and ics_rcv() takes it (ics_rx_marker()). While a
+ * marker is under way, or the last one came ICS_RX_LATE or more late,
+ * that CPU's receive path holds frames, and the decision waits
+ * (ics_rx_waiting()).
  *
  * The marker is addressed from and to the bound device's own address and
  * carries a random cookie of this binding, so no frame from the wire can
- * pass for one; it never leaves this host. A marker the queue refused
- * (backlog full) counts as one that came late; one lost otherwise (a tc
- * or XDP program dropped it) as one still under way, until the decision's
- * own bound (ics_member_check()) runs out.
+ * pass for one. What the device's receive path runs (a packet capture, a
+ * tc or XDP program) sees it like any received frame. A marker the queue
+ * refused (backlog full), or one we could not allocate, counts as one that
+ * came late; one lost otherwise (a filter dropped it) as one still under
+ * way, until the decision's own bound (ics_member_check()) runs out.
  */
 #define ICS_RX_LATE	2	/* jiffies: a marker this late found frames queued */
+#define ICS_RX_NOW	ULONG_MAX	/* ics_rx_mark_end(): late as of now */
 
 struct ics_rx_mark {
 	u64 cookie;
@@ -608,11 +610,22 @@ struct ics_rx_mark {
 	u32 seq;
 } __packed;	/* read where eth_type_trans() left skb->data */
 
-/* @c's marker arrived, or will not: how late, and none under way. */
-static void ics_rx_mark_end(struct ics_rx_cpu *c, unsigned long late)
+/* What ics_rx_waiting() found: the receive path clear, not known yet, held. */
+enum { ICS_RX_CLEAR, ICS_RX_UNKNOWN, ICS_RX_HELD };
+
+/* @c's marker @seq arrived, or will not, @late jiffies late: none under way. */
+static void ics_rx_mark_end(struct ics_rx_cpu *c, u32 seq, unsigned long late)
 {
-	WRITE_ONCE(c->late, late);
-	smp_store_release(&c->armed, false);	/* after late: a reader sees both */
+	unsigned long now = jiffies;
+
+	spin_lock_bh(&c->lock);
+	if (c->armed && c->seq == seq) {
+		if (late == ICS_RX_NOW)
+			late = time_after(now, c->due) ? now - c->due : 0;
+		c->late = late;
+		c->armed = false;
+	}
+	spin_unlock_bh(&c->lock);
 }
 
 /* The timer on this CPU: the marker onto its receive queue. */
@@ -624,11 +637,19 @@ static void ics_rx_probe(struct timer_list *t)
 	struct ics_rx_mark *m;
 	struct sk_buff *skb;
 	struct ethhdr *eth;
+	u32 seq;
 
-	/* A device down refuses frames (NET_RX_DROP): no wait of ours. */
-	skb = netif_running(dev) ? netdev_alloc_skb(dev, ETH_HLEN + sizeof(*m)) : NULL;
+	spin_lock_bh(&c->lock);
+	seq = c->seq;
+	spin_unlock_bh(&c->lock);
+	/* A device down refuses frames: no wait of ours. */
+	if (!netif_running(dev)) {
+		ics_rx_mark_end(c, seq, 0);
+		return;
+	}
+	skb = netdev_alloc_skb(dev, ETH_HLEN + sizeof(*m));
 	if (!skb) {
-		ics_rx_mark_end(c, 0);
+		ics_rx_mark_end(c, seq, ICS_RX_LATE);	/* short of memory: held up */
 		return;
 	}
 	eth = skb_put(skb, ETH_HLEN);
@@ -638,33 +659,27 @@ static void ics_rx_probe(struct timer_list *t)
 	m = skb_put(skb, sizeof(*m));
 	m->cookie = b->rx_cookie;
 	m->cpu = c->cpu;	/* not smp_processor_id(): hotplug moves timers */
-	m->seq = READ_ONCE(c->seq);
+	m->seq = seq;
 	skb->protocol = eth_type_trans(skb, dev);
 	if (netif_rx(skb) == NET_RX_DROP)
-		ics_rx_mark_end(c, ICS_RX_LATE);	/* a full queue: held up */
+		ics_rx_mark_end(c, seq, ICS_RX_LATE);	/* a full queue: held up */
 }
 
 /*
  * ics_rcv(), for a frame from our own address: true if it was one of our
- * markers (consumed), false if it is a stranger's (the caller drops it).
+ * markers (consumed); false for any other frame, which takes the usual
+ * path (a clone of this member, same address and node id, is a conflict).
  */
 bool ics_rx_marker(struct ics_bind *b, struct sk_buff *skb)
 {
 	const struct ics_rx_mark *m;
-	struct ics_rx_cpu *c;
 
 	if (skb->len != sizeof(*m) || skb_headlen(skb) < sizeof(*m))
 		return false;
 	m = (const struct ics_rx_mark *)skb->data;
 	if (m->cookie != b->rx_cookie || m->cpu >= nr_cpu_ids || !cpu_possible(m->cpu))
 		return false;
-	c = per_cpu_ptr(b->rx_cpu, m->cpu);
-	/* acquire: seq and due as the arming side left them */
-	if (smp_load_acquire(&c->armed) && m->seq == READ_ONCE(c->seq)) {
-		unsigned long now = jiffies, due = READ_ONCE(c->due);
-
-		ics_rx_mark_end(c, time_after(now, due) ? now - due : 0);
-	}
+	ics_rx_mark_end(per_cpu_ptr(b->rx_cpu, m->cpu), m->seq, ICS_RX_NOW);
 	consume_skb(skb);
 	return true;
 }
@@ -680,6 +695,7 @@ int ics_rx_cpu_init(struct ics_bind *b)
 	for_each_possible_cpu(cpu) {
 		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
+		spin_lock_init(&c->lock);
 		c->b = b;
 		c->cpu = cpu;
 		timer_setup(&c->probe, ics_rx_probe, 0);
@@ -689,8 +705,8 @@ int ics_rx_cpu_init(struct ics_bind *b)
 
 /*
  * Unbinding, once the timers that arm the probes are stopped and ics_rcv()
- * can no longer run. A marker still queued is dropped by the stack (no
- * handler), or by the device's unregistering.
+ * can no longer run (dev_remove_pack()). A marker still queued is dropped
+ * by the stack (no handler), or by the device's unregistering.
  */
 void ics_rx_cpu_exit(struct ics_bind *b)
 {
@@ -702,76 +718,82 @@ void ics_rx_cpu_exit(struct ics_bind *b)
 }
 
 /*
- * Whether our receive path holds frames, as far as markers sent since
- * @since (jiffies: when the decision was first put off) tell: true while
- * a CPU that has carried our frames has a marker under way, or its last
- * one came late or was sent before @since; such a CPU gets a new marker.
- * False once every such CPU passed one sent since @since on time. Under
- * member_lock (the only caller, so one arming at a time).
+ * Whether our receive path holds frames, as far as the markers of check
+ * episode @gen tell: ICS_RX_HELD if a CPU's marker is overdue or came
+ * late (or was lost: under way for @lost jiffies), ICS_RX_UNKNOWN while
+ * one is under way, ICS_RX_CLEAR once every online CPU passed one on
+ * time. A CPU without a marker of @gen on time gets a new one.
  *
- * A marker ends (armed false) once its timer ran, so an unarmed probe
- * timer is not queued any more, but in two races seen below; add_timer_on()
- * on a pending timer would WARN.
+ * Under member_lock (one caller at a time). A marker ends (armed false)
+ * only once its probe ran, and we arm a probe only with armed false, so
+ * add_timer_on() finds no probe pending (it would WARN); timer_pending()
+ * guards that anyway.
  *
  * CPU hotplug: we cannot hold it off here. A probe queued on a CPU that
  * then goes down is moved to a live CPU (timers_dead_cpu()) and runs
  * there. But where softirqs are preemptible (PREEMPT_RT) a CPU may go down
  * between cpu_online() and add_timer_on(), after its timers were moved:
- * the probe would then sit on the dead CPU's base and armed stay true. A
- * probe still armed on an offline CPU is taken off here (a del_timer()
- * that finds it pending owns it; one that does not raced with the probe
- * running), and an offline CPU holds nothing of ours. del_timer(), not
- * timer_delete(): the first 6.1 kernels of bookworm lack the latter.
+ * the probe would then sit on the dead CPU's base. A probe still armed on
+ * an offline CPU is taken off here (a del_timer() that finds it pending
+ * owns it; one that does not raced with the probe, which ends the marker).
+ * del_timer(): the first 6.1 kernels of bookworm lack timer_delete().
  */
-static bool ics_rx_waiting(struct ics_bind *b, unsigned long since, unsigned long lost)
+static int ics_rx_waiting(struct ics_bind *b, u32 gen, unsigned long lost)
 {
 	unsigned long now = jiffies;
-	bool waiting = false;
+	int state = ICS_RX_CLEAR;
 	int cpu;
 
+	lockdep_assert_held(&b->in->member_lock);
 	for_each_possible_cpu(cpu) {
 		struct ics_rx_cpu *c = per_cpu_ptr(b->rx_cpu, cpu);
 
-		if (!READ_ONCE(c->carried))
-			continue;	/* never carried a frame of ours */
+		spin_lock_bh(&c->lock);
 		if (!cpu_online(cpu)) {
-			/* acquire/release: as the marker's end, for the readers */
-			if (smp_load_acquire(&c->armed) && del_timer(&c->probe))
-				smp_store_release(&c->armed, false);	/* off the base */
-			continue;
+			if (c->armed && del_timer(&c->probe))
+				c->armed = false;
+			goto next;
 		}
-		/* acquire: late as the probe or ics_rx_marker() left it */
-		if (smp_load_acquire(&c->armed)) {
-			/* lost on its way (dropped by a filter): give it up */
-			if (time_before(now, READ_ONCE(c->due) + lost) || timer_pending(&c->probe)) {
-				waiting = true;
-				continue;
+		if (c->armed) {
+			if (time_after(now, c->due + lost) && !timer_pending(&c->probe)) {
+				c->armed = false;	/* lost: a late one */
+				c->late = lost;
+			} else {
+				state = max(state, time_after(now, c->due + 1) ?
+						   ICS_RX_HELD : ICS_RX_UNKNOWN);
+				goto next;
 			}
-			ics_rx_mark_end(c, lost);
 		}
-		if (time_after_eq(c->due, since + 1) && READ_ONCE(c->late) < ICS_RX_LATE)
-			continue;	/* passed on time since @since */
-		waiting = true;
-		/* ended while its timer ran, and that timer ran again */
+		if (c->gen == gen) {
+			if (c->late < ICS_RX_LATE)
+				goto next;	/* passed on time */
+			state = ICS_RX_HELD;
+		} else {
+			state = max(state, ICS_RX_UNKNOWN);
+		}
 		if (timer_pending(&c->probe))
-			continue;
-		WRITE_ONCE(c->seq, c->seq + 1);
-		WRITE_ONCE(c->due, now + 1);
-		smp_store_release(&c->armed, true);	/* seq and due first */
+			goto next;
+		c->seq++;
+		c->gen = gen;
+		c->due = now + 1;
+		c->armed = true;
 		c->probe.expires = now + 1;
 		add_timer_on(&c->probe, cpu);
+next:
+		spin_unlock_bh(&c->lock);
 	}
-	return waiting;
+	return state;
 }
 
 /*
  * Declare down every alive node silent for more than heartbeat_misses of
- * its intervals; unless our receive path holds frames (ics_rx_waiting():
+ * its intervals; unless our receive path may hold frames (ics_rx_waiting():
  * one may be the node's heartbeat), then look again one tick later, for
  * at most another heartbeat_misses of our intervals or half the link
- * timeout, whichever is longer (hb_deferred): a backlog that many senders
- * fill on a starved CPU holds frames for hundreds of ms, and a node
- * silent by our own fault is reported before its link times out.
+ * timeout, whichever is longer (hb_deferred, once an episode, when a
+ * marker showed frames held): a backlog that many senders fill on a
+ * starved CPU holds frames for hundreds of ms, and a node silent by our
+ * own fault is reported before its link times out.
  * rcu_read_lock() held; messages of the nodes declared down go to @fail.
  */
 static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail)
@@ -780,7 +802,7 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 	u32 misses = READ_ONCE(in->hb_misses);
 	u64 grace = max_t(u64, (u64)READ_ONCE(in->hb_ms) * misses, ics_link_timeout_ms / 2) *
 		    NSEC_PER_MSEC;
-	int waiting = -1;	/* not looked yet */
+	int rx = -1;	/* not looked yet */
 	struct ics_peer *p;
 	int node;
 
@@ -790,15 +812,16 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 		if (!p || !ics_live(p->state) ||
 		    ics_silent_ns(p, now) <= ics_peer_hb_ns(in, p) * misses)
 			continue;
-		if (waiting < 0) {
+		if (rx < 0) {
 			if (!b->defer_ns)
-				b->defer_jiffies = jiffies;
-			waiting = ics_rx_waiting(b, b->defer_jiffies,
-						 nsecs_to_jiffies(grace) + 1);
+				b->defer_gen++;	/* a new episode: new markers */
+			rx = ics_rx_waiting(b, b->defer_gen, nsecs_to_jiffies(grace) + 1);
 		}
-		if (waiting && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
-			if (!b->defer_ns) {
+		if (rx != ICS_RX_CLEAR && (!b->defer_ns || (s64)(now - b->defer_ns) < (s64)grace)) {
+			if (!b->defer_ns)
 				b->defer_ns = now;
+			if (rx == ICS_RX_HELD && !b->defer_held) {
+				b->defer_held = true;
 				ics_count(in, ICS_STAT_HB_DEFERRED);
 			}
 			mod_timer(&b->check_timer, jiffies + 1);
@@ -808,8 +831,10 @@ static void ics_member_check(struct ics_bind *b, u64 now, struct list_head *fail
 		net_info_ratelimited("%s: node %u down: silent for %llu ms\n", b->dev->name,
 				     node, div_u64(ics_silent_ns(p, now), NSEC_PER_MSEC));
 	}
-	if (waiting <= 0)
+	if (rx <= ICS_RX_CLEAR) {
 		b->defer_ns = 0;	/* nothing deferred any more */
+		b->defer_held = false;
+	}
 	spin_unlock_bh(&in->member_lock);
 }
 

@@ -212,21 +212,10 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 
 	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_LOOPBACK)
 		goto drop;
-	/* From our own address: our receive path's marker (member.c), or forged */
-	if (unlikely(ether_addr_equal(eth_hdr(skb)->h_source, b->dev->dev_addr))) {
-		if (ics_rx_marker(b, skb))
-			return NET_RX_SUCCESS;
-		bad = ICS_STAT_RX_BAD_NODE;
-		goto bad;
-	}
-	/*
-	 * This CPU's receive path carries our frames: a failure check probes
-	 * it (member.c). Written once, not per frame: the check reads it
-	 * from another CPU. this_cpu_*(), not __this_cpu_*(): no splat should
-	 * a caller hand us a frame with preemption on; a hint either way.
-	 */
-	if (unlikely(!this_cpu_read(b->rx_cpu->carried)))
-		this_cpu_write(b->rx_cpu->carried, true);
+	/* From our own address: our receive path's marker (member.c)? */
+	if (unlikely(ether_addr_equal(eth_hdr(skb)->h_source, b->dev->dev_addr)) &&
+	    ics_rx_marker(b, skb))
+		return NET_RX_SUCCESS;
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;

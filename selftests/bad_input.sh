@@ -689,13 +689,13 @@ case_add "rx_node_conflict: a data frame claiming our own node id" \
 	$F rx_node_conflict 0 -- --src-node 1 --len 10
 case_add "rx_node_conflict: a hello from another MAC claiming node 2" \
 	$F rx_node_conflict 0 -- --hello -s $MAC_X --dst-node 0 -d ff:ff:ff:ff:ff:ff
-# The member's own address is its receive-path markers' (design.rst): a
-# frame from the wire with it is dropped, a marker's size with a guessed
-# cookie too.
-case_add "rx_bad_node: a data frame from the member's own address" \
-	$F rx_bad_node 0 -- -s $MAC_A --len 10
-case_add "rx_bad_node: a marker-sized frame from the member's own address, wrong cookie" \
-	$F rx_bad_node 0 -- -s $MAC_A --truncate 16
+# The member's own address is also its receive-path markers' (design.rst):
+# a frame from it that is no marker of ours takes the usual path; a clone
+# of the member (same address, same node id) is a conflict.
+case_add "rx_node_conflict: a data frame from the member's own address and node id" \
+	$F rx_node_conflict 0 -- -s $MAC_A --src-node 1 --len 10
+case_add "rx_bad_len: a marker-sized frame from the member's own address, wrong cookie" \
+	$F rx_bad_len 0 -- -s $MAC_A --truncate 16
 case_add "rx_bad_check: a data frame whose CRC32C is off by one bit, nothing else counted" \
 	$F rx_bad_check 0 link.2.crc_errors=1 -- --len 64 --bad-check
 case_add "rx_bad_check: check 0 (a sender that leaves it out)" \
