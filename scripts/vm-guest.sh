@@ -49,6 +49,21 @@ else
 	kmemleak=
 fi
 
+# A kernel that reported a bug before any test ran would fail the run
+# (and may have turned lockdep off): tell scripts/vmtest.sh to boot again.
+if [ -r "$res/stage/dmesg-patterns" ]; then
+	bad_re=$(sed -n 1p "$res/stage/dmesg-patterns")
+	ok_re=$(sed -n 2p "$res/stage/dmesg-patterns")
+	if dmesg | grep -E "$bad_re" | grep -qvE "$ok_re"; then
+		echo "# the kernel reported a bug during boot:"
+		dmesg | grep -E "$bad_re" | grep -vE "$ok_re" | head -n 5 | sed 's/^/#   /'
+		dmesg > "$res/dmesg-boot.log"
+		echo "ICS-VMTEST-BOOTBAD" > "$res/done"
+		sync
+		exit 0
+	fi
+fi
+
 tests=("$@")
 if [ ${#tests[@]} = 0 ]; then
 	mapfile -t tests < <(make -s --no-print-directory -C "$root/selftests" emit_tests | sed 's/^.*://')
