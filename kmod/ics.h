@@ -490,6 +490,28 @@ void ics_crc_exit(void);
 u32 ics_frame_crc(struct sk_buff *skb, unsigned int len);
 const char *ics_crc_driver(void);
 
+/* auth.c: frame authentication (design.rst, "Cluster key") */
+#define ICS_AUTH_KEY_LEN	32
+#define ICS_AUTH_TAG_LEN	16
+#define ICS_AUTH_CTR_LIMIT	(1ULL << 48)	/* counters are 48 bits on the wire */
+#define ICS_REPLAY_BITS		2048
+#define ICS_REPLAY_WINDOW	(ICS_REPLAY_BITS - BITS_PER_LONG)
+
+/* Counters seen from one sender (RFC 6479): the highest, and a ring of bits. */
+struct ics_replay {
+	u64 top;
+	unsigned long bits[ICS_REPLAY_BITS / BITS_PER_LONG];
+};
+
+int ics_auth_init(void);
+void ics_auth_exit(void);
+void ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hdr,
+		  unsigned int hdr_len, const struct sk_buff *skb, unsigned int off,
+		  unsigned int len, u8 tag[ICS_AUTH_TAG_LEN]);
+void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u64 salt,
+		     u8 out[ICS_AUTH_KEY_LEN]);
+bool ics_replay_check(struct ics_replay *r, u64 ctr);
+
 /* tx.c: building and sending single frames */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,
 				u32 room, gfp_t gfp);

@@ -255,9 +255,13 @@ static int __init ics_init(void)
 	if (err)
 		return err;
 
-	err = register_pernet_subsys(&ics_net_ops);
+	err = ics_auth_init();
 	if (err)
 		goto err_crc;
+
+	err = register_pernet_subsys(&ics_net_ops);
+	if (err)
+		goto err_auth;
 
 	err = register_netdevice_notifier(&ics_netdev_nb);
 	if (err)
@@ -291,6 +295,8 @@ err_notifier:
 	unregister_netdevice_notifier(&ics_netdev_nb);
 err_pernet:
 	unregister_pernet_subsys(&ics_net_ops);
+err_auth:
+	ics_auth_exit();
 err_crc:
 	ics_crc_exit();
 	return err;
@@ -302,6 +308,7 @@ static void __exit ics_exit(void)
 	ics_genl_exit();
 	unregister_netdevice_notifier(&ics_netdev_nb);
 	unregister_pernet_subsys(&ics_net_ops);
+	ics_auth_exit();
 	ics_crc_exit();
 }
 
@@ -311,4 +318,4 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("ics: internode communication subsystem over a dedicated NIC");
 MODULE_AUTHOR("The ics developers");
 MODULE_VERSION(ICS_VERSION);
-MODULE_SOFTDEP("pre: crc32c");
+MODULE_SOFTDEP("pre: crc32c poly1305");
