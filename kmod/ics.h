@@ -95,6 +95,14 @@ struct ics_stats {
 	u64 ctr[__ICS_STAT_LAST];
 };
 
+/* An installed cluster key (key.c): RTNL to change, RCU to read. */
+struct ics_key {
+	struct rcu_head rcu;
+	u8 id;
+	u8 fpr[ICS_KEY_FPR_LEN];
+	u8 key[ICS_KEY_LEN];
+};
+
 struct ics_net {
 	struct net *net;
 	struct ics_bind __rcu *bind;	/* RTNL */
@@ -137,6 +145,11 @@ struct ics_net {
 	/* tells the peers of a resume, offers held messages again (flow.c) */
 	struct work_struct pause_work;
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
+
+	/* cluster keys (key.c): RTNL to change; READ_ONCE, RCU to read */
+	struct ics_key __rcu *keys[ICS_KEYS_MAX];
+	u8 key_tx;			/* the id of the key we sign with, 0: none */
+	u8 auth_mode;			/* enum ics_auth_mode */
 };
 
 /*
@@ -491,7 +504,7 @@ u32 ics_frame_crc(struct sk_buff *skb, unsigned int len);
 const char *ics_crc_driver(void);
 
 /* auth.c: frame authentication (design.rst, "Cluster key") */
-#define ICS_AUTH_KEY_LEN	32
+#define ICS_AUTH_KEY_LEN	ICS_KEY_LEN
 #define ICS_AUTH_TAG_LEN	16
 #define ICS_AUTH_CTR_LIMIT	(1ULL << 48)	/* counters are 48 bits on the wire */
 #define ICS_REPLAY_BITS		2048
@@ -511,6 +524,14 @@ void ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hd
 void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u64 salt,
 		     u8 out[ICS_AUTH_KEY_LEN]);
 bool ics_replay_check(struct ics_replay *r, u64 ctr);
+
+/* key.c: the cluster keys of an instance */
+int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack *extack);
+int ics_key_del(struct ics_net *in, u8 id, struct netlink_ext_ack *extack);
+int ics_key_use(struct ics_net *in, u8 id, struct netlink_ext_ack *extack);
+int ics_auth_set_mode(struct ics_net *in, u8 mode, struct netlink_ext_ack *extack);
+int ics_key_put(struct sk_buff *skb, struct ics_net *in);
+void ics_key_exit(struct ics_net *in);
 
 /* tx.c: building and sending single frames */
 struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a, u32 n,

@@ -50,6 +50,9 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_HEARTBEAT_MISSES] = NLA_POLICY_RANGE(NLA_U32, 1, ICS_HEARTBEAT_MISSES_MAX),
 	[ICS_A_VOTES] = NLA_POLICY_MAX(NLA_U32, 1),
 	[ICS_A_EXPECTED_VOTES] = NLA_POLICY_MAX(NLA_U32, ICS_MAX_NODES),
+	[ICS_A_KEY_ID] = { .type = NLA_U8 },
+	[ICS_A_KEY] = NLA_POLICY_EXACT_LEN(ICS_KEY_LEN),
+	[ICS_A_AUTH_MODE] = NLA_POLICY_MAX(NLA_U8, ICS_AUTH_MODE_MAX),
 };
 
 static struct ics_net *ics_nl_net(struct genl_info *info)
@@ -137,7 +140,7 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 	rtnl_lock();
 	b = rtnl_dereference(in->bind);
 	if (nla_put_u8(msg, ICS_A_STATE, in->state) || (b && ics_nl_put_bind(msg, b)) ||
-	    (b && ics_nl_put_view(msg, in, b))) {
+	    (b && ics_nl_put_view(msg, in, b)) || ics_key_put(msg, in)) {
 		rtnl_unlock();
 		goto err;
 	}
@@ -227,18 +230,71 @@ static int ics_nl_set_instance(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **a = info->attrs;
 	u32 hb, misses, votes, expected;
 
+	int err = 0;
+
 	if (!a[ICS_A_HEARTBEAT_MS] && !a[ICS_A_HEARTBEAT_MISSES] && !a[ICS_A_VOTES] &&
-	    !a[ICS_A_EXPECTED_VOTES]) {
+	    !a[ICS_A_EXPECTED_VOTES] && !a[ICS_A_AUTH_MODE]) {
 		NL_SET_ERR_MSG_MOD(info->extack, "nothing to set");
 		return -EINVAL;
 	}
 	rtnl_lock();
+	/* The mode first: when it is refused, nothing changes. */
+	if (a[ICS_A_AUTH_MODE])
+		err = ics_auth_set_mode(ics_nl_net(info), nla_get_u8(a[ICS_A_AUTH_MODE]),
+					info->extack);
+	if (err) {
+		rtnl_unlock();
+		return err;
+	}
 	ics_member_set_tunables(ics_nl_net(info), ics_nl_u32(a, ICS_A_HEARTBEAT_MS, &hb),
 				ics_nl_u32(a, ICS_A_HEARTBEAT_MISSES, &misses),
 				ics_nl_u32(a, ICS_A_VOTES, &votes),
 				ics_nl_u32(a, ICS_A_EXPECTED_VOTES, &expected));
 	rtnl_unlock();
 	return 0;
+}
+
+/*
+ * KEY_ADD: the key's bytes are wiped from the request once copied (the
+ * request skb may be freed without that, as any other).
+ */
+static int ics_nl_key_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ICS_A_KEY_ID) || GENL_REQ_ATTR_CHECK(info, ICS_A_KEY))
+		return -EINVAL;
+	rtnl_lock();
+	err = ics_key_add(ics_nl_net(info), nla_get_u8(a[ICS_A_KEY_ID]), nla_data(a[ICS_A_KEY]),
+			  info->extack);
+	rtnl_unlock();
+	memzero_explicit(nla_data(a[ICS_A_KEY]), nla_len(a[ICS_A_KEY]));
+	return err;
+}
+
+static int ics_nl_key_del(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ICS_A_KEY_ID))
+		return -EINVAL;
+	rtnl_lock();
+	err = ics_key_del(ics_nl_net(info), nla_get_u8(info->attrs[ICS_A_KEY_ID]), info->extack);
+	rtnl_unlock();
+	return err;
+}
+
+static int ics_nl_key_use(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ICS_A_KEY_ID))
+		return -EINVAL;
+	rtnl_lock();
+	err = ics_key_use(ics_nl_net(info), nla_get_u8(info->attrs[ICS_A_KEY_ID]), info->extack);
+	rtnl_unlock();
+	return err;
 }
 
 static int ics_nl_set_channel(struct sk_buff *skb, struct genl_info *info)
@@ -635,6 +691,9 @@ static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_SET_CHANNEL, .doit = ics_nl_set_channel, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_SET_INSTANCE, .doit = ics_nl_set_instance, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_GET_MEMBERS, .dumpit = ics_nl_dump_members },
+	{ .cmd = ICS_CMD_KEY_ADD, .doit = ics_nl_key_add, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_KEY_DEL, .doit = ics_nl_key_del, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_KEY_USE, .doit = ics_nl_key_use, .flags = GENL_UNS_ADMIN_PERM },
 };
 
 static struct genl_family ics_family __ro_after_init = {

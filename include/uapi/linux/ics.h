@@ -492,6 +492,9 @@ enum ics_cmd {
 	ICS_CMD_SET_INSTANCE,
 	ICS_CMD_GET_MEMBERS,
 	ICS_CMD_EVENT,		/* notification on ICS_GENL_MCGRP_EVENTS */
+	ICS_CMD_KEY_ADD,
+	ICS_CMD_KEY_DEL,
+	ICS_CMD_KEY_USE,
 	__ICS_CMD_MAX
 };
 #define ICS_CMD_MAX (__ICS_CMD_MAX - 1)
@@ -536,9 +539,37 @@ enum ics_attr {
 	ICS_A_MEMBER,		/* nest: enum ics_member_attr */
 	ICS_A_EVENT,		/* nest: enum ics_event_attr */
 	ICS_A_CRC32C_DRIVER,	/* string */
+	ICS_A_KEY_ID,		/* u8: 1..255 (0: none, KEY_USE only) */
+	ICS_A_KEY,		/* binary, ICS_KEY_LEN bytes; never sent by the kernel */
+	ICS_A_KEY_TX,		/* u8: the id of the key we sign with, 0: none */
+	ICS_A_AUTH_MODE,	/* u8: enum ics_auth_mode */
+	ICS_A_KEYS,		/* nest of ICS_KEY_A_KEY: enum ics_key_attr */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
+
+/* Cluster keys (ICS_CMD_KEY_*, design.rst "Cluster key"). */
+#define ICS_KEY_LEN		32
+#define ICS_KEYS_MAX		4	/* installed at once */
+#define ICS_KEY_FPR_LEN		8
+
+/* What an instance signs and accepts (ICS_A_AUTH_MODE). */
+enum ics_auth_mode {
+	ICS_AUTH_OFF,		/* sign nothing; frames with a key id checked if we hold it */
+	ICS_AUTH_ACCEPT,	/* sign everything; accept unsigned frames too */
+	ICS_AUTH_REQUIRE,	/* sign everything; drop unsigned frames */
+	__ICS_AUTH_MODE_LAST
+};
+#define ICS_AUTH_MODE_MAX (__ICS_AUTH_MODE_LAST - 1)
+
+enum ics_key_attr {
+	ICS_KEY_A_UNSPEC,
+	ICS_KEY_A_KEY,		/* nest: one key */
+	ICS_KEY_A_ID,		/* u8 */
+	ICS_KEY_A_FINGERPRINT,	/* binary, ICS_KEY_FPR_LEN bytes */
+	__ICS_KEY_A_LAST
+};
+#define ICS_KEY_A_MAX (__ICS_KEY_A_LAST - 1)
 
 enum ics_chan_attr {
 	ICS_CHAN_A_UNSPEC,
