@@ -7,11 +7,15 @@
  * hashes. Changes need CAP_NET_ADMIN.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 
 #include <net/if.h>
 #include <netlink/msg.h>
@@ -40,11 +44,18 @@ static void usage(FILE *f)
 		"      --timeout MS   longest wait for queue space (kernel default 10000)\n"
 		"      -j, -p         the reply as JSON, pretty-printed with -p\n"
 		"  prio CHANNEL LEVEL               send priority of CHANNEL: 0 (first) to %d\n"
-		"  set [heartbeat MS] [misses N] [votes V] [expected N]\n"
+		"  set [heartbeat MS] [misses N] [votes V] [expected N] [auth MODE]\n"
 		"                                   membership tunables: heartbeat interval\n"
 		"                                   %u..%u ms, a node silent for N intervals\n"
 		"                                   (1..%u) is down, our votes 0 or 1, expected\n"
-		"                                   votes 0..%u (0: the most seen at once)\n"
+		"                                   votes 0..%u (0: the most seen at once);\n"
+		"                                   authentication: off, accept or require\n"
+		"  key gen                          print a new random key (base64)\n"
+		"  key add ID FILE                  install the key in FILE (base64 or 32 raw\n"
+		"                                   bytes, not readable by group or others)\n"
+		"                                   under ID 1..255\n"
+		"  key use ID                       sign frames with key ID (0: none)\n"
+		"  key del ID                       remove key ID (not the one in use)\n"
 		"  test attach CHANNEL... | all | none\n"
 		"                                   channels the test service ics_test.ko\n"
 		"                                   receives on from now on (all: but CNX)\n"
@@ -371,22 +382,33 @@ static int cmd_prio(int argc, char **argv)
 	return run("prio", msg, NULL, NULL);
 }
 
+static const char *const auth_modes[] = { "off", "accept", "require" };
+
 static int cmd_set(int argc, char **argv)
 {
-	static const char *const keys[] = { "heartbeat", "misses", "votes", "expected", NULL };
+	static const char *const keys[] = { "heartbeat", "misses", "votes", "expected", "auth",
+					    NULL };
 	static const int attrs[] = { ICS_A_HEARTBEAT_MS, ICS_A_HEARTBEAT_MISSES, ICS_A_VOTES,
 				     ICS_A_EXPECTED_VOTES };
 	static const uint32_t lo[] = { ICS_HEARTBEAT_MS_MIN, 1, 0, 0 };
 	static const uint32_t hi[] = { ICS_HEARTBEAT_MS_MAX, ICS_HEARTBEAT_MISSES_MAX, 1,
 				       ICS_MAX_NODES };
-	const char *vals[4] = { NULL };
+	const char *vals[5] = { NULL };
+	int mode = -1;
 	uint32_t v[4];
 	struct nl_msg *msg;
 	int k;
 
 	parse_keys("set", argc, argv, keys, vals);
-	if (!vals[0] && !vals[1] && !vals[2] && !vals[3])
-		icsnl_usage_err("set: nothing to set (heartbeat MS, misses N, votes V, expected N)");
+	if (!vals[0] && !vals[1] && !vals[2] && !vals[3] && !vals[4])
+		icsnl_usage_err("set: nothing to set (heartbeat MS, misses N, votes V, expected N, auth MODE)");
+	if (vals[4]) {
+		for (k = 0; k < (int)ARRAY_SIZE(auth_modes); k++)
+			if (!strcmp(vals[4], auth_modes[k]))
+				mode = k;
+		if (mode < 0)
+			icsnl_usage_err("set: auth \"%s\": off, accept or require", vals[4]);
+	}
 	for (k = 0; k < 4; k++) {
 		if (!vals[k])
 			continue;
@@ -403,7 +425,198 @@ static int cmd_set(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (mode >= 0 && nla_put_u8(msg, ICS_A_AUTH_MODE, mode)) {
+		nlmsg_free(msg);
+		icsnl_perror(NULL, "set", -ENOMEM);
+		return 1;
+	}
 	return run("set", msg, NULL, NULL);
+}
+
+/* Cluster keys. */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* @in (44 characters of base64, one '=') to ICS_KEY_LEN bytes: 0, or -1. */
+static int key_from_b64(const char *in, size_t len, uint8_t *out)
+{
+	uint32_t acc = 0;
+	size_t i, n = 0;
+	int bits = 0;
+	const char *c;
+
+	if (len != 4 * ((ICS_KEY_LEN + 2) / 3) || in[len - 1] != '=' || in[len - 2] == '=')
+		return -1;
+	for (i = 0; i < len - 1; i++) {
+		c = in[i] ? strchr(b64, in[i]) : NULL;
+		if (!c)
+			return -1;
+		acc = acc << 6 | (uint32_t)(c - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == ICS_KEY_LEN)
+				return -1;
+			out[n++] = acc >> bits;
+		}
+	}
+	/* The two bits left over must be zero: one encoding per key. */
+	return n == ICS_KEY_LEN && !(acc & ((1U << bits) - 1)) ? 0 : -1;
+}
+
+static void key_to_b64(const uint8_t *key, char *out)
+{
+	uint32_t acc = 0;
+	int i, bits = 0;
+	char *p = out;
+
+	for (i = 0; i < ICS_KEY_LEN; i++) {
+		acc = acc << 8 | key[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			*p++ = b64[(acc >> bits) & 63];
+		}
+	}
+	*p++ = b64[(acc << (6 - bits)) & 63];
+	*p++ = '=';
+	*p = 0;
+}
+
+static uint8_t arg_key_id(const char *cmd, const char *s, unsigned int lo)
+{
+	uint32_t id = icsnl_arg_u32("key id", s);
+
+	if (id < lo || id > 255)
+		icsnl_usage_err("%s: key id %u out of range %u..255", cmd, id, lo);
+	return id;
+}
+
+/*
+ * The key in @path: 32 raw bytes, or their base64 (as `key gen` prints, a
+ * newline after it allowed). A file that group or others may read is
+ * refused, as is one that is not a regular file.
+ */
+static int key_read(const char *path, uint8_t *key)
+{
+	char buf[64];
+	struct stat st;
+	ssize_t n;
+	int fd, err = -1;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "icsctl: key add: %s: not a regular file\n", path);
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		fprintf(stderr, "icsctl: key add: %s: group or others may access it (chmod 600)\n",
+			path);
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n == ICS_KEY_LEN) {
+		memcpy(key, buf, ICS_KEY_LEN);
+		err = 0;
+	} else if (n > 0) {
+		if (buf[n - 1] == '\n')
+			n--;
+		err = key_from_b64(buf, n, key);
+	}
+	if (err)
+		fprintf(stderr, "icsctl: key add: %s: not a key (%d raw bytes or their base64)\n",
+			path, ICS_KEY_LEN);
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return err;
+}
+
+static int key_gen(int argc, char **argv)
+{
+	uint8_t key[ICS_KEY_LEN];
+	char text[64];
+
+	no_args("key gen", argc, argv);
+	if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
+		fprintf(stderr, "icsctl: key gen: getrandom: %s\n", strerror(errno));
+		return 1;
+	}
+	key_to_b64(key, text);
+	printf("%s\n", text);
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(text, sizeof(text));
+	return 0;
+}
+
+static int key_add(int argc, char **argv)
+{
+	uint8_t key[ICS_KEY_LEN], id;
+	struct nl_msg *msg;
+	int err;
+
+	if (argc < 2)
+		icsnl_usage_err("key add: missing %s", argc < 1 ? "ID" : "FILE");
+	no_args("key add", argc - 2, argv + 2);
+	id = arg_key_id("key add", argv[0], 1);
+	if (key_read(argv[1], key))
+		return 1;
+	msg = new_msg(ICS_CMD_KEY_ADD);
+	err = nla_put_u8(msg, ICS_A_KEY_ID, id) || nla_put(msg, ICS_A_KEY, sizeof(key), key);
+	explicit_bzero(key, sizeof(key));
+	if (err) {
+		nlmsg_free(msg);
+		icsnl_perror(NULL, "key add", -ENOMEM);
+		return 1;
+	}
+	return run("key add", msg, NULL, NULL);
+}
+
+static int key_id_cmd(const char *name, uint8_t cmd, unsigned int lo, int argc, char **argv)
+{
+	struct nl_msg *msg;
+	uint8_t id;
+
+	if (argc < 1)
+		icsnl_usage_err("%s: missing ID", name);
+	no_args(name, argc - 1, argv + 1);
+	id = arg_key_id(name, argv[0], lo);
+	msg = new_msg(cmd);
+	if (nla_put_u8(msg, ICS_A_KEY_ID, id)) {
+		nlmsg_free(msg);
+		icsnl_perror(NULL, name, -ENOMEM);
+		return 1;
+	}
+	return run(name, msg, NULL, NULL);
+}
+
+static int key_use(int argc, char **argv)
+{
+	return key_id_cmd("key use", ICS_CMD_KEY_USE, 0, argc, argv);
+}
+
+static int key_del(int argc, char **argv)
+{
+	return key_id_cmd("key del", ICS_CMD_KEY_DEL, 1, argc, argv);
+}
+
+static int cmd_key(int argc, char **argv)
+{
+	static const struct { const char *name; int (*fn)(int argc, char **argv); } sub[] = {
+		{ "gen", key_gen }, { "add", key_add }, { "use", key_use }, { "del", key_del },
+	};
+	size_t k;
+
+	if (argc < 1)
+		icsnl_usage_err("key: missing command: gen, add, use or del");
+	for (k = 0; k < ARRAY_SIZE(sub); k++)
+		if (!strcmp(argv[0], sub[k].name))
+			return sub[k].fn(argc - 1, argv + 1);
+	icsnl_usage_err("key: unknown command \"%s\" (try \"icsctl help\")", argv[0]);
 }
 
 /* The test service, ics_test.ko: the "ics_test" family. */
@@ -523,6 +736,7 @@ static const struct command commands[] = {
 	{ "send", cmd_send, true, false },
 	{ "prio", cmd_prio, false, false },
 	{ "set", cmd_set, false, false },
+	{ "key", cmd_key, false, false },
 	{ "test", cmd_test, true, true },	/* each subcommand checks its own */
 };
 
