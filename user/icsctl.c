@@ -435,54 +435,6 @@ static int cmd_set(int argc, char **argv)
 
 /* Cluster keys. */
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* @in (44 characters of base64, one '=') to ICS_KEY_LEN bytes: 0, or -1. */
-static int key_from_b64(const char *in, size_t len, uint8_t *out)
-{
-	uint32_t acc = 0;
-	size_t i, n = 0;
-	int bits = 0;
-	const char *c;
-
-	if (len != 4 * ((ICS_KEY_LEN + 2) / 3) || in[len - 1] != '=' || in[len - 2] == '=')
-		return -1;
-	for (i = 0; i < len - 1; i++) {
-		c = in[i] ? strchr(b64, in[i]) : NULL;
-		if (!c)
-			return -1;
-		acc = acc << 6 | (uint32_t)(c - b64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n == ICS_KEY_LEN)
-				return -1;
-			out[n++] = acc >> bits;
-		}
-	}
-	/* The two bits left over must be zero: one encoding per key. */
-	return n == ICS_KEY_LEN && !(acc & ((1U << bits) - 1)) ? 0 : -1;
-}
-
-static void key_to_b64(const uint8_t *key, char *out)
-{
-	uint32_t acc = 0;
-	int i, bits = 0;
-	char *p = out;
-
-	for (i = 0; i < ICS_KEY_LEN; i++) {
-		acc = acc << 8 | key[i];
-		bits += 8;
-		while (bits >= 6) {
-			bits -= 6;
-			*p++ = b64[(acc >> bits) & 63];
-		}
-	}
-	*p++ = b64[(acc << (6 - bits)) & 63];
-	*p++ = '=';
-	*p = 0;
-}
-
 static uint8_t arg_key_id(const char *cmd, const char *s, unsigned int lo)
 {
 	uint32_t id = icsnl_arg_u32("key id", s);
@@ -525,7 +477,7 @@ static int key_read(const char *path, uint8_t *key)
 	} else if (n > 0) {
 		if (buf[n - 1] == '\n')
 			n--;
-		err = key_from_b64(buf, n, key);
+		err = icsnl_key_from_b64(buf, n, key);
 	}
 	if (err)
 		fprintf(stderr, "icsctl: key add: %s: not a key (%d raw bytes or their base64)\n",
@@ -546,7 +498,7 @@ static int key_gen(int argc, char **argv)
 		fprintf(stderr, "icsctl: key gen: getrandom: %s\n", strerror(errno));
 		return 1;
 	}
-	key_to_b64(key, text);
+	icsnl_key_to_b64(key, text);
 	printf("%s\n", text);
 	explicit_bzero(key, sizeof(key));
 	explicit_bzero(text, sizeof(text));

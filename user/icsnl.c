@@ -1693,3 +1693,53 @@ void ics_test_status_print(FILE *f, const struct ics_test_status *st,
 		test_hash_line(f, node, "rx", st->rx_hash[node]);
 	}
 }
+
+/* Cluster keys in base64, as icsctl key gen prints them (wg's form). */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* @in (@len characters: 44 of base64, the last '=') to ICS_KEY_LEN bytes: 0, or -1. */
+int icsnl_key_from_b64(const char *in, size_t len, uint8_t *out)
+{
+	uint32_t acc = 0;
+	size_t i, n = 0;
+	int bits = 0;
+	const char *c;
+
+	if (len != 4 * ((ICS_KEY_LEN + 2) / 3) || in[len - 1] != '=' || in[len - 2] == '=')
+		return -1;
+	for (i = 0; i < len - 1; i++) {
+		c = in[i] ? strchr(b64, in[i]) : NULL;
+		if (!c)
+			return -1;
+		acc = acc << 6 | (uint32_t)(c - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == ICS_KEY_LEN)
+				return -1;
+			out[n++] = acc >> bits;
+		}
+	}
+	/* The two bits left over must be zero: one encoding per key. */
+	return n == ICS_KEY_LEN && !(acc & ((1U << bits) - 1)) ? 0 : -1;
+}
+
+void icsnl_key_to_b64(const uint8_t *key, char *out)
+{
+	uint32_t acc = 0;
+	int i, bits = 0;
+	char *p = out;
+
+	for (i = 0; i < ICS_KEY_LEN; i++) {
+		acc = acc << 8 | key[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			*p++ = b64[(acc >> bits) & 63];
+		}
+	}
+	*p++ = b64[(acc << (6 - bits)) & 63];
+	*p++ = '=';
+	*p = 0;
+}

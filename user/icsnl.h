@@ -37,6 +37,10 @@ int icsnl_parse_size(const char *s, uint32_t *v);	/* bytes, or with k/m (1024) *
 int icsnl_parse_channel(const char *s);			/* id, or -1 */
 int icsnl_parse_prio(const char *s);	/* 0..ICS_PRIO_LEVELS - 1, or -1 */
 uint32_t icsnl_arg_u32(const char *what, const char *s);	/* exits 2 when bad */
+/* A cluster key and its base64 (ICS_KEY_B64_LEN characters and a NUL). */
+#define ICS_KEY_B64_LEN	(4 * ((ICS_KEY_LEN + 2) / 3))
+int icsnl_key_from_b64(const char *in, size_t len, uint8_t *key);	/* 0 or -1 */
+void icsnl_key_to_b64(const uint8_t *key, char *out);
 uint32_t icsnl_arg_size(const char *what, const char *s);
 unsigned int icsnl_arg_channel(const char *s);
 unsigned int icsnl_arg_prio(const char *s);

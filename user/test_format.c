@@ -759,6 +759,48 @@ static void msg_eq(uint8_t src, uint8_t ch, uint32_t len, uint8_t op, uint32_t s
 	str_eq(hex, want, name);
 }
 
+/* Keys in base64: a known vector, round trips, and what must be refused. */
+static void test_keys(void)
+{
+	static const char zero_to_31[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+	static const struct { const char *text, *why; } bad[] = {
+		{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", "no '=' at the end" },
+		{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh==", "31 bytes" },
+		{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9=", "non-zero bits left over" },
+		{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdH*8=", "a character not of base64" },
+		{ "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=A", "too long" },
+		{ "", "empty" },
+	};
+	uint8_t key[ICS_KEY_LEN], back[ICS_KEY_LEN];
+	char text[ICS_KEY_B64_LEN + 1];
+	bool ok = true;
+	size_t i;
+	int r;
+
+	ok = !icsnl_key_from_b64(zero_to_31, strlen(zero_to_31), key);
+	for (i = 0; ok && i < ICS_KEY_LEN; i++)
+		ok = key[i] == i;
+	result(ok, "key: base64 of bytes 0..31 decodes to them");
+	icsnl_key_to_b64(key, text);
+	result(!strcmp(text, zero_to_31), "key: bytes 0..31 encode to their base64");
+	ok = true;
+	srand(1);
+	for (r = 0; r < 1000 && ok; r++) {
+		for (i = 0; i < ICS_KEY_LEN; i++)
+			key[i] = rand();
+		icsnl_key_to_b64(key, text);
+		ok = strlen(text) == ICS_KEY_B64_LEN &&
+		     !icsnl_key_from_b64(text, strlen(text), back) && !memcmp(key, back, sizeof(key));
+	}
+	result(ok, "key: 1000 random keys encode and decode to themselves");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "key: base64 refused: %s", bad[i].why);
+		result(icsnl_key_from_b64(bad[i].text, strlen(bad[i].text), key) != 0, name);
+	}
+}
+
 static void test_msgs(void)
 {
 	msg_eq(3, ICS_CH_TEST, 40, ICS_TEST_OP_ECHO, 7, 100,
@@ -770,6 +812,8 @@ static void test_msgs(void)
 int main(void)
 {
 	printf("TAP version 13\n");
+
+	test_keys();
 
 	count(0, false, "0");
 	count(999, false, "999");
