@@ -39,24 +39,20 @@
 
 static struct crypto_shash *ics_poly_tfm __read_mostly;
 
-/*
- * The tag over @hdr (@hdr_len linear bytes) and then @len bytes of @skb
- * from @off (any of them in page fragments), under @key, for @dst and
- * @ctr. @skb may be NULL when @len is 0.
- */
-void ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hdr,
-		  unsigned int hdr_len, const struct sk_buff *skb, unsigned int off,
-		  unsigned int len, u8 tag[ICS_AUTH_TAG_LEN])
+static int ics_auth_tag_tfm(struct crypto_shash *tfm, const u8 key[ICS_AUTH_KEY_LEN], u32 dst,
+			    u64 ctr, const u8 *hdr, unsigned int hdr_len,
+			    const struct sk_buff *skb, unsigned int off, unsigned int len,
+			    u8 tag[ICS_AUTH_TAG_LEN])
 {
 	static const u8 zero[POLY1305_BLOCK_SIZE];
-	SHASH_DESC_ON_STACK(desc, ics_poly_tfm);
+	SHASH_DESC_ON_STACK(desc, tfm);
 	u32 state[CHACHA_STATE_WORDS], k[CHACHA_KEY_SIZE / sizeof(u32)];
 	u8 block[CHACHA_BLOCK_SIZE], iv[CHACHA_IV_SIZE];
 	struct skb_seq_state st;
-	unsigned int n, done, ad = hdr_len + len;
+	unsigned int n, done = 0, ad = hdr_len + len;
 	const u8 *data;
 	__le64 lens[2];
-	int i;
+	int i, err;
 
 	for (i = 0; i < ARRAY_SIZE(k); i++)
 		k[i] = get_unaligned_le32(key + i * sizeof(u32));
@@ -67,29 +63,56 @@ void ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hd
 	chacha_init_generic(state, k, iv);
 	chacha20_block(state, block);
 
-	desc->tfm = ics_poly_tfm;
+	desc->tfm = tfm;
 	/* poly1305 has no setkey: its first 32 bytes of input are the key. */
-	crypto_shash_init(desc);
-	crypto_shash_update(desc, block, POLY1305_KEY_SIZE);
-	crypto_shash_update(desc, hdr, hdr_len);
-	if (len) {
+	err = crypto_shash_init(desc) ?:
+	      crypto_shash_update(desc, block, POLY1305_KEY_SIZE) ?:
+	      crypto_shash_update(desc, hdr, hdr_len);
+	if (!err && len) {
+		/* Maps each page in turn; a chunk may run past the end. */
 		skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
-		for (done = 0; done < len && (n = skb_seq_read(done, &data, &st)); done += n) {
+		for (; !err && done < len && (n = skb_seq_read(done, &data, &st)); done += n) {
 			n = min(n, len - done);
-			crypto_shash_update(desc, data, n);
+			err = crypto_shash_update(desc, data, n);
 		}
 		skb_abort_seq_read(&st);
+		/* A short skb, or a fragment we may not read: no tag. */
+		if (!err && done != len)
+			err = -EFAULT;
 	}
-	crypto_shash_update(desc, zero, -ad & (POLY1305_BLOCK_SIZE - 1));
 	lens[0] = cpu_to_le64(ad);
 	lens[1] = 0;	/* no ciphertext */
-	crypto_shash_update(desc, (const u8 *)lens, sizeof(lens));
-	crypto_shash_final(desc, tag);
+	if (!err)
+		err = crypto_shash_update(desc, zero, -ad & (POLY1305_BLOCK_SIZE - 1)) ?:
+		      crypto_shash_update(desc, (const u8 *)lens, sizeof(lens)) ?:
+		      crypto_shash_final(desc, tag);
 
 	memzero_explicit(block, sizeof(block));
 	memzero_explicit(state, sizeof(state));
 	memzero_explicit(k, sizeof(k));
 	shash_desc_zero(desc);
+	return err;
+}
+
+/*
+ * The tag over @hdr (@hdr_len linear bytes) and then @len bytes of @skb
+ * from @off (any of them in page fragments), under @key, for @dst and
+ * @ctr: 0, or an error (no transform, or @skb shorter than @off + @len),
+ * and then no tag. @skb may be NULL when @len is 0.
+ */
+int ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hdr,
+		 unsigned int hdr_len, const struct sk_buff *skb, unsigned int off,
+		 unsigned int len, u8 tag[ICS_AUTH_TAG_LEN])
+{
+	if (!ics_poly_tfm)
+		return -EOPNOTSUPP;
+	return ics_auth_tag_tfm(ics_poly_tfm, key, dst, ctr, hdr, hdr_len, skb, off, len, tag);
+}
+
+/* Whether this kernel can authenticate frames (a poly1305 transform). */
+bool ics_auth_available(void)
+{
+	return ics_poly_tfm;
 }
 
 /*
@@ -121,15 +144,16 @@ void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u6
 bool ics_replay_check(struct ics_replay *r, u64 ctr)
 {
 	const unsigned long words = ARRAY_SIZE(r->bits);
-	unsigned long index, cur, i, n;
+	u64 index, cur, i, n;
 
+	BUILD_BUG_ON(!is_power_of_2(ARRAY_SIZE(r->bits)));
 	if (!ctr || ctr >= ICS_AUTH_CTR_LIMIT || ctr + ICS_REPLAY_WINDOW < r->top)
 		return false;
 	index = ctr / BITS_PER_LONG;
 	if (ctr > r->top) {
 		/* Clear the words between the old top and the new one. */
 		cur = r->top / BITS_PER_LONG;
-		n = min(index - cur, words);
+		n = min_t(u64, index - cur, words);
 		for (i = 1; i <= n; i++)
 			r->bits[(cur + i) & (words - 1)] = 0;
 		r->top = ctr;
@@ -138,80 +162,152 @@ bool ics_replay_check(struct ics_replay *r, u64 ctr)
 }
 
 /*
- * Known answers at load. The tags are those of RFC 8439's AEAD with an
- * empty plaintext (computed with an independent implementation, OpenSSL's
- * through python3-cryptography): RFC 8439 section 2.8.2's key, nonce and
- * associated data; and 100 bytes 0..99 for node 2, counter 1, the first
- * 56 linear (a header) and the rest split over the skb's head and two page
- * fragments, one ending a page. BLAKE2s: keyed, key 0..31, input 0..15.
+ * Known answers at load, for each poly1305 driver there is. The tags are
+ * those of RFC 8439's AEAD with an empty plaintext (computed with an
+ * independent implementation, OpenSSL's through python3-cryptography):
+ * 1. RFC 8439 section 2.8.2's key, nonce and associated data;
+ * 2. 100 bytes 0..99 for node 2, counter 1, the first 56 linear (a
+ *    header), the rest over an skb's head and two page fragments, one
+ *    ending a page;
+ * 3. key bytes 7i+3, for node 5, counter 0x0102030405, over a 64-byte
+ *    header and 1500 bytes (13i+5 from the header's first on) read from
+ *    offset 20 of an skb that holds more after them: long enough for the
+ *    x86 SIMD code's path (288 bytes or more in one update);
+ * 4. the same with 1440 bytes: no padding (64 + 1440 = 94 x 16).
+ * BLAKE2s: keyed, key 0..31, input 0..15.
  */
-static int __init ics_auth_selftest_tags(void)
+struct ics_auth_kat {
+	u8 key[ICS_AUTH_KEY_LEN];
+	u8 small[100];
+	u8 big[64 + 1500];
+};
+
+static int __init ics_auth_kat_tfm(struct crypto_shash *tfm, struct ics_auth_kat *t)
 {
 	static const u8 ad1[] = { 0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0xc3,
 				  0xc4, 0xc5, 0xc6, 0xc7 };
-	static const u8 tag1[ICS_AUTH_TAG_LEN] = {
-		0xe6, 0x22, 0xe5, 0x64, 0x7a, 0x38, 0xd9, 0x67,
-		0xa7, 0xec, 0xbc, 0xb4, 0x6c, 0x7f, 0x67, 0x5c };
-	static const u8 tag2[ICS_AUTH_TAG_LEN] = {
-		0x5f, 0x18, 0x3e, 0x56, 0x67, 0xb7, 0xd2, 0x35,
-		0xcb, 0x35, 0x58, 0x87, 0x76, 0x20, 0xe6, 0x6d };
-	static const u8 b2s[BLAKE2S_HASH_SIZE] = {
-		0x19, 0xba, 0x23, 0x4f, 0x0a, 0x4f, 0x38, 0x63,
-		0x7d, 0x18, 0x39, 0xf9, 0xd9, 0xf7, 0x6a, 0xd9,
-		0x1c, 0x85, 0x22, 0x30, 0x71, 0x43, 0xc9, 0x7d,
-		0x5f, 0x93, 0xf6, 0x92, 0x74, 0xce, 0xc9, 0xa7 };
-	u8 key[ICS_AUTH_KEY_LEN], bytes[100], tag[ICS_AUTH_TAG_LEN], out[BLAKE2S_HASH_SIZE];
+	static const u8 want[4][ICS_AUTH_TAG_LEN] = {
+		{ 0xe6, 0x22, 0xe5, 0x64, 0x7a, 0x38, 0xd9, 0x67,
+		  0xa7, 0xec, 0xbc, 0xb4, 0x6c, 0x7f, 0x67, 0x5c },
+		{ 0x5f, 0x18, 0x3e, 0x56, 0x67, 0xb7, 0xd2, 0x35,
+		  0xcb, 0x35, 0x58, 0x87, 0x76, 0x20, 0xe6, 0x6d },
+		{ 0x38, 0xd3, 0x2b, 0x93, 0x4d, 0x6d, 0x98, 0x97,
+		  0x35, 0x27, 0xa4, 0x6a, 0xb3, 0x85, 0xfe, 0xd1 },
+		{ 0x36, 0x8f, 0x35, 0x3d, 0xb1, 0x51, 0x6e, 0x85,
+		  0x5f, 0x0c, 0x83, 0x95, 0xa4, 0x53, 0xcf, 0x99 } };
 	struct page *pg[2] = {};
+	u8 tag[4][ICS_AUTH_TAG_LEN];
 	struct sk_buff *skb;
-	int i, err = -EINVAL;
+	int i, err = -ENOMEM;
 
-	for (i = 0; i < sizeof(key); i++)
-		key[i] = 0x80 + i;
-	for (i = 0; i < sizeof(bytes); i++)
-		bytes[i] = i;
+	for (i = 0; i < sizeof(t->key); i++)
+		t->key[i] = 0x80 + i;
 	/* nonce 07000000 4041424344454647: node 7, counter 0x4746454443424140 */
-	ics_auth_tag(key, 7, 0x4746454443424140ULL, ad1, sizeof(ad1), NULL, 0, 0, tag);
-	if (memcmp(tag, tag1, sizeof(tag))) {
-		pr_err("auth: RFC 8439 2.8.2 tag differs\n");
-		return -EINVAL;
-	}
+	err = ics_auth_tag_tfm(tfm, t->key, 7, 0x4746454443424140ULL, ad1, sizeof(ad1), NULL,
+			       0, 0, tag[0]);
+	if (err)
+		return err;
 
-	skb = alloc_skb(64, GFP_KERNEL);
+	skb = alloc_skb(256, GFP_KERNEL);
 	pg[0] = alloc_page(GFP_KERNEL);
 	pg[1] = alloc_page(GFP_KERNEL);
-	if (!skb || !pg[0] || !pg[1]) {
-		err = -ENOMEM;
+	if (!skb || !pg[0] || !pg[1])
 		goto out;
-	}
-	skb_put_data(skb, bytes + 56, 10);
-	memcpy(page_address(pg[0]) + PAGE_SIZE - 14, bytes + 66, 14);
-	memcpy(page_address(pg[1]), bytes + 80, 20);
+	skb_put_data(skb, t->small + 56, 10);
+	memcpy(page_address(pg[0]) + PAGE_SIZE - 14, t->small + 66, 14);
+	memcpy(page_address(pg[1]), t->small + 80, 20);
 	skb_fill_page_desc(skb, 0, pg[0], PAGE_SIZE - 14, 14);
 	skb_fill_page_desc(skb, 1, pg[1], 0, 20);
-	pg[0] = pg[1] = NULL;	/* the skb's now */
 	skb->len += 34;
 	skb->data_len += 34;
-	ics_auth_tag(key, 2, 1, bytes, 56, skb, 0, 44, tag);
-	if (memcmp(tag, tag2, sizeof(tag))) {
-		pr_err("auth: tag over page fragments differs\n");
+	err = ics_auth_tag_tfm(tfm, t->key, 2, 1, t->small, 56, skb, 0, 44, tag[1]);
+	if (err)
 		goto out;
-	}
 
-	for (i = 0; i < sizeof(key); i++)
-		key[i] = i;
-	blake2s(out, bytes, key, sizeof(out), 16, sizeof(key));
-	if (memcmp(out, b2s, sizeof(out))) {
-		pr_err("auth: keyed BLAKE2s differs\n");
+	/* 20 bytes before, 1500 over head (200) and two fragments, 30 after */
+	for (i = 0; i < sizeof(t->key); i++)
+		t->key[i] = i * 7 + 3;
+	skb_shinfo(skb)->nr_frags = 0;	/* the pages stay ours until the end */
+	skb->len = skb->data_len = 0;
+	skb_reset_tail_pointer(skb);
+	memset(skb_put(skb, 20), 0xee, 20);
+	skb_put_data(skb, t->big + 64, 200);
+	memcpy(page_address(pg[0]) + 100, t->big + 264, 800);
+	memcpy(page_address(pg[1]), t->big + 1064, 500);
+	memset(page_address(pg[1]) + 500, 0xee, 30);
+	skb_fill_page_desc(skb, 0, pg[0], 100, 800);
+	skb_fill_page_desc(skb, 1, pg[1], 0, 530);
+	skb->len += 1330;
+	skb->data_len += 1330;
+	err = ics_auth_tag_tfm(tfm, t->key, 5, 0x0102030405ULL, t->big, 64, skb, 20, 1500,
+			       tag[2]) ?:
+	      ics_auth_tag_tfm(tfm, t->key, 5, 0x0102030405ULL, t->big, 64, skb, 20, 1440,
+			       tag[3]);
+	if (!err && !ics_auth_tag_tfm(tfm, t->key, 5, 1, t->big, 64, skb, 20, 1331, tag[3]))
+		err = -EINVAL;	/* past the skb's end: must fail */
+	if (err)
 		goto out;
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		if (memcmp(tag[i], want[i], ICS_AUTH_TAG_LEN)) {
+			pr_err("auth: %s: tag %d differs from its known answer\n",
+			       crypto_shash_driver_name(tfm), i + 1);
+			err = -EINVAL;
+		}
 	}
-	err = 0;
 out:
-	kfree_skb(skb);
+	if (skb)
+		skb_shinfo(skb)->nr_frags = 0;
+	consume_skb(skb);
 	if (pg[0])
 		__free_page(pg[0]);
 	if (pg[1])
 		__free_page(pg[1]);
 	return err;
+}
+
+static int __init ics_auth_selftest_tags(void)
+{
+	/* The default (highest priority) first, then each implementation. */
+	static const char * const names[] = { "poly1305", "poly1305-generic", "poly1305-simd" };
+	static const u8 b2s[BLAKE2S_HASH_SIZE] = {
+		0x19, 0xba, 0x23, 0x4f, 0x0a, 0x4f, 0x38, 0x63,
+		0x7d, 0x18, 0x39, 0xf9, 0xd9, 0xf7, 0x6a, 0xd9,
+		0x1c, 0x85, 0x22, 0x30, 0x71, 0x43, 0xc9, 0x7d,
+		0x5f, 0x93, 0xf6, 0x92, 0x74, 0xce, 0xc9, 0xa7 };
+	u8 key[ICS_AUTH_KEY_LEN], out[BLAKE2S_HASH_SIZE];
+	struct crypto_shash *tfm;
+	struct ics_auth_kat *t;
+	int i, err = 0;
+
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < sizeof(t->small); i++)
+		t->small[i] = i;
+	for (i = 0; i < sizeof(t->big); i++)
+		t->big[i] = i * 13 + 5;
+	for (i = 0; i < ARRAY_SIZE(names) && !err; i++) {
+		tfm = i ? crypto_alloc_shash(names[i], 0, 0) : ics_poly_tfm;
+		if (IS_ERR(tfm))
+			continue;	/* not on this machine */
+		err = ics_auth_kat_tfm(tfm, t);
+		if (i)
+			crypto_free_shash(tfm);
+	}
+	kfree(t);
+	if (err)
+		return err;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = i;
+	for (i = 0; i < 16; i++)
+		out[i] = i;
+	blake2s(out, out, key, sizeof(out), 16, sizeof(key));
+	if (memcmp(out, b2s, sizeof(out))) {
+		pr_err("auth: keyed BLAKE2s differs from its known answer\n");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The replay window against a script: each counter, and whether it passes. */
@@ -245,23 +341,31 @@ static int __init ics_auth_selftest_replay(void)
 	return err;
 }
 
+/*
+ * No poly1305 (a kernel booted with fips=1 refuses it, or the module is
+ * missing): ics runs without authentication, and says so; a known answer
+ * that differs stops the load.
+ */
 int __init ics_auth_init(void)
 {
 	int err;
 
 	ics_poly_tfm = crypto_alloc_shash("poly1305", 0, 0);
 	if (IS_ERR(ics_poly_tfm)) {
-		err = PTR_ERR(ics_poly_tfm);
-		pr_err("no poly1305 transform (CONFIG_CRYPTO_POLY1305): %d\n", err);
-		return err;
+		pr_warn("no poly1305 transform (%ld): frames cannot be authenticated\n",
+			PTR_ERR(ics_poly_tfm));
+		ics_poly_tfm = NULL;
+		return ics_auth_selftest_replay();
 	}
 	err = ics_auth_selftest_tags() ?: ics_auth_selftest_replay();
-	if (err)
+	if (err) {
 		crypto_free_shash(ics_poly_tfm);
+		ics_poly_tfm = NULL;
+	}
 	return err;
 }
 
 void ics_auth_exit(void)
 {
-	crypto_free_shash(ics_poly_tfm);
+	crypto_free_shash(ics_poly_tfm);	/* NULL-safe */
 }

@@ -518,9 +518,10 @@ struct ics_replay {
 
 int ics_auth_init(void);
 void ics_auth_exit(void);
-void ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hdr,
-		  unsigned int hdr_len, const struct sk_buff *skb, unsigned int off,
-		  unsigned int len, u8 tag[ICS_AUTH_TAG_LEN]);
+int ics_auth_tag(const u8 key[ICS_AUTH_KEY_LEN], u32 dst, u64 ctr, const u8 *hdr,
+		 unsigned int hdr_len, const struct sk_buff *skb, unsigned int off,
+		 unsigned int len, u8 tag[ICS_AUTH_TAG_LEN]);
+bool ics_auth_available(void);
 void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u64 salt,
 		     u8 out[ICS_AUTH_KEY_LEN]);
 bool ics_replay_check(struct ics_replay *r, u64 ctr);
@@ -530,7 +531,7 @@ int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack
 int ics_key_del(struct ics_net *in, u8 id, struct netlink_ext_ack *extack);
 int ics_key_use(struct ics_net *in, u8 id, struct netlink_ext_ack *extack);
 int ics_auth_set_mode(struct ics_net *in, u8 mode, struct netlink_ext_ack *extack);
-int ics_key_put(struct sk_buff *skb, struct ics_net *in);
+int ics_key_put(struct sk_buff *skb, struct ics_net *in, bool admin);
 void ics_key_exit(struct ics_net *in);
 
 /* tx.c: building and sending single frames */

@@ -44,6 +44,10 @@ int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack
 	int i, free = -1;
 
 	ASSERT_RTNL();
+	if (!ics_auth_available()) {
+		NL_SET_ERR_MSG_MOD(extack, "no poly1305 in this kernel (fips=1?): no authentication");
+		return -EOPNOTSUPP;
+	}
 	if (!id) {
 		NL_SET_ERR_MSG_MOD(extack, "key id 0 means no key: use 1..255");
 		return -EINVAL;
@@ -120,8 +124,12 @@ int ics_auth_set_mode(struct ics_net *in, u8 mode, struct netlink_ext_ack *extac
 	return 0;
 }
 
-/* ICS_A_KEYS for GET_INSTANCE: each key's id and fingerprint. RTNL. */
-int ics_key_put(struct sk_buff *skb, struct ics_net *in)
+/*
+ * GET_INSTANCE: the mode, the key in use and, for a netns admin (@admin),
+ * each key's id and fingerprint; not for others, who could test guesses
+ * of a weak key against a fingerprint. RTNL.
+ */
+int ics_key_put(struct sk_buff *skb, struct ics_net *in, bool admin)
 {
 	struct nlattr *nest, *one;
 	struct ics_key *k;
@@ -131,6 +139,8 @@ int ics_key_put(struct sk_buff *skb, struct ics_net *in)
 	if (nla_put_u8(skb, ICS_A_AUTH_MODE, in->auth_mode) ||
 	    nla_put_u8(skb, ICS_A_KEY_TX, in->key_tx))
 		return -EMSGSIZE;
+	if (!admin)
+		return 0;
 	nest = nla_nest_start(skb, ICS_A_KEYS);
 	if (!nest)
 		return -EMSGSIZE;
@@ -148,11 +158,17 @@ int ics_key_put(struct sk_buff *skb, struct ics_net *in)
 	return 0;
 }
 
-/* Netns exit: every key goes, wiped. RTNL not needed: nothing else runs. */
+/*
+ * Netns exit, last: unbound (synchronize_net() done), genl gone for this
+ * netns, no heartbeat left to sign, so no reader; every key goes, wiped,
+ * without a grace period. Keys deleted earlier are freed by call_rcu();
+ * unregister_pernet_subsys() waits for those (rcu_barrier()) at unload.
+ */
 void ics_key_exit(struct ics_net *in)
 {
 	int i;
 
+	WARN_ON_ONCE(rcu_access_pointer(in->bind));
 	for (i = 0; i < ICS_KEYS_MAX; i++)
 		kfree_sensitive(rcu_dereference_protected(in->keys[i], true));
 }

@@ -150,8 +150,8 @@ static void __net_exit ics_net_exit(struct net *net)
 		if (rcu_access_pointer(in->handlers[ch]))
 			pr_warn("channel %d handler still registered at netns exit\n", ch);
 	ics_flow_exit(in);
-	ics_key_exit(in);
 	ics_member_exit(in);	/* the events of the unbind go out first */
+	ics_key_exit(in);
 	ics_stats_free(in);
 	kfree(in->tx_wq);
 }

@@ -140,7 +140,8 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 	rtnl_lock();
 	b = rtnl_dereference(in->bind);
 	if (nla_put_u8(msg, ICS_A_STATE, in->state) || (b && ics_nl_put_bind(msg, b)) ||
-	    (b && ics_nl_put_view(msg, in, b)) || ics_key_put(msg, in)) {
+	    (b && ics_nl_put_view(msg, in, b)) ||
+	    ics_key_put(msg, in, netlink_ns_capable(skb, in->net->user_ns, CAP_NET_ADMIN))) {
 		rtnl_unlock();
 		goto err;
 	}
@@ -261,15 +262,16 @@ static int ics_nl_set_instance(struct sk_buff *skb, struct genl_info *info)
 static int ics_nl_key_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	int err;
+	int err = -EINVAL;
 
-	if (GENL_REQ_ATTR_CHECK(info, ICS_A_KEY_ID) || GENL_REQ_ATTR_CHECK(info, ICS_A_KEY))
-		return -EINVAL;
-	rtnl_lock();
-	err = ics_key_add(ics_nl_net(info), nla_get_u8(a[ICS_A_KEY_ID]), nla_data(a[ICS_A_KEY]),
-			  info->extack);
-	rtnl_unlock();
-	memzero_explicit(nla_data(a[ICS_A_KEY]), nla_len(a[ICS_A_KEY]));
+	if (!GENL_REQ_ATTR_CHECK(info, ICS_A_KEY_ID) && !GENL_REQ_ATTR_CHECK(info, ICS_A_KEY)) {
+		rtnl_lock();
+		err = ics_key_add(ics_nl_net(info), nla_get_u8(a[ICS_A_KEY_ID]),
+				  nla_data(a[ICS_A_KEY]), info->extack);
+		rtnl_unlock();
+	}
+	if (a[ICS_A_KEY])
+		memzero_explicit(nla_data(a[ICS_A_KEY]), nla_len(a[ICS_A_KEY]));
 	return err;
 }
 

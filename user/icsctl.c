@@ -51,9 +51,8 @@ static void usage(FILE *f)
 		"                                   votes 0..%u (0: the most seen at once);\n"
 		"                                   authentication: off, accept or require\n"
 		"  key gen                          print a new random key (base64)\n"
-		"  key add ID FILE                  install the key in FILE (base64 or 32 raw\n"
-		"                                   bytes, not readable by group or others)\n"
-		"                                   under ID 1..255\n"
+		"  key add ID FILE                  install the key in FILE (as key gen prints\n"
+		"                                   it; mode 600) under ID 1..255\n"
 		"  key use ID                       sign frames with key ID (0: none)\n"
 		"  key del ID                       remove key ID (not the one in use)\n"
 		"  test attach CHANNEL... | all | none\n"
@@ -445,9 +444,10 @@ static uint8_t arg_key_id(const char *cmd, const char *s, unsigned int lo)
 }
 
 /*
- * The key in @path: 32 raw bytes, or their base64 (as `key gen` prints, a
- * newline after it allowed). A file that group or others may read is
- * refused, as is one that is not a regular file.
+ * The key in @path: its base64, as `key gen` prints it (a newline after it
+ * allowed); nothing else, so that a passphrase is not taken for a key. A
+ * file that group or others may access is refused, as is one that is not
+ * a regular file.
  */
 static int key_read(const char *path, uint8_t *key)
 {
@@ -461,7 +461,11 @@ static int key_read(const char *path, uint8_t *key)
 		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
+		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "icsctl: key add: %s: not a regular file\n", path);
 		goto out;
 	}
@@ -471,16 +475,15 @@ static int key_read(const char *path, uint8_t *key)
 		goto out;
 	}
 	n = read(fd, buf, sizeof(buf));
-	if (n == ICS_KEY_LEN) {
-		memcpy(key, buf, ICS_KEY_LEN);
-		err = 0;
-	} else if (n > 0) {
-		if (buf[n - 1] == '\n')
-			n--;
-		err = icsnl_key_from_b64(buf, n, key);
+	if (n < 0) {
+		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
+		goto out;
 	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	err = icsnl_key_from_b64(buf, n, key);
 	if (err)
-		fprintf(stderr, "icsctl: key add: %s: not a key (%d raw bytes or their base64)\n",
+		fprintf(stderr, "icsctl: key add: %s: not a key (the base64 of %d bytes, as key gen prints)\n",
 			path, ICS_KEY_LEN);
 out:
 	explicit_bzero(buf, sizeof(buf));
@@ -491,9 +494,13 @@ out:
 static int key_gen(int argc, char **argv)
 {
 	uint8_t key[ICS_KEY_LEN];
+	struct stat st;
 	char text[64];
 
 	no_args("key gen", argc, argv);
+	/* As wg genkey: a key written where others may read it is no secret. */
+	if (!fstat(STDOUT_FILENO, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077))
+		fprintf(stderr, "icsctl: key gen: warning: writing to a file group or others may access (umask 077 first)\n");
 	if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
 		fprintf(stderr, "icsctl: key gen: getrandom: %s\n", strerror(errno));
 		return 1;
