@@ -243,8 +243,12 @@ static int __init ics_auth_kat_tfm(struct crypto_shash *tfm, struct ics_auth_kat
 			       tag[2]) ?:
 	      ics_auth_tag_tfm(tfm, t->key, 5, 0x0102030405ULL, t->big, 64, skb, 20, 1440,
 			       tag[3]);
-	if (!err && !ics_auth_tag_tfm(tfm, t->key, 5, 1, t->big, 64, skb, 20, 1331, tag[3]))
-		err = -EINVAL;	/* past the skb's end: must fail */
+	/* 1530 bytes from offset 20: one more is past the end, and must fail */
+	if (!err && !ics_auth_tag_tfm(tfm, t->key, 5, 1, t->big, 64, skb, 20, 1531, tag[3])) {
+		pr_err("auth: %s: a tag past the skb's end did not fail\n",
+		       crypto_shash_driver_name(tfm));
+		err = -EINVAL;
+	}
 	if (err)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
