@@ -32,6 +32,7 @@
 #include <crypto/chacha.h>
 #include <crypto/hash.h>
 #include <crypto/poly1305.h>
+#include <crypto/algapi.h>	/* crypto_memneq() on 6.1 and 6.12 */
 #include <linux/skbuff.h>
 #include <linux/string.h>
 
@@ -159,6 +160,158 @@ bool ics_replay_check(struct ics_replay *r, u64 ctr)
 		r->top = ctr;
 	}
 	return !__test_and_set_bit(ctr & (BITS_PER_LONG - 1), &r->bits[index & (words - 1)]);
+}
+
+/* RCU: installed key @id of @in, or NULL. */
+static const struct ics_key *ics_key_find(struct ics_net *in, u8 id)
+{
+	const struct ics_key *k;
+	int i;
+
+	for (i = 0; i < ICS_KEYS_MAX; i++) {
+		k = rcu_dereference(in->keys[i]);
+		if (k && k->id == id)
+			return k;
+	}
+	return NULL;
+}
+
+static u64 ics_hdr_ctr(const struct ics_wire_hdr *h)
+{
+	return (u64)ntohs(h->ctr_hi) << 32 | ntohl(h->ctr_lo);
+}
+
+/*
+ * Sign the frame @skb (its header at skb->data, check 0, the payload
+ * after it) with the key in use, if the mode says so: key id, counter,
+ * salt and tag into the header. The counter is per destination (each
+ * peer's, or the broadcast one), so a receiver's window sees every value
+ * meant for it, in the order sent. 0, or an error: the frame must not go.
+ */
+int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
+{
+	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb->data;
+	struct ics_net *in = b->in;
+	u8 id = READ_ONCE(in->key_tx), sk[ICS_AUTH_KEY_LEN];
+	const struct ics_key *k;
+	struct ics_peer *p;
+	atomic64_t *ctr;
+	u64 c;
+	int err = -ENOKEY;
+
+	if (!id || READ_ONCE(in->auth_mode) == ICS_AUTH_OFF)
+		return 0;
+	rcu_read_lock();
+	k = ics_key_find(in, id);
+	if (h->dst_node == ICS_NODE_BROADCAST) {
+		ctr = &b->bcast_ctr;
+	} else {
+		p = rcu_dereference(b->peers[h->dst_node]);
+		ctr = p ? &p->tx_ctr : NULL;
+	}
+	if (k && ctr) {
+		c = atomic64_inc_return(ctr);
+		if (c < ICS_AUTH_CTR_LIMIT) {
+			h->key_id = id;
+			h->ctr_hi = htons(c >> 32);
+			h->ctr_lo = htonl((u32)c);
+			put_unaligned_be64(b->salt, h->salt);
+			ics_auth_derive(k->key, id, b->node_id, b->incarnation, b->salt, sk);
+			err = ics_auth_tag(sk, h->dst_node, c, skb->data, ICS_AUTH_AD_HDR, skb,
+					   ICS_HDR_LEN, skb->len - ICS_HDR_LEN, h->tag);
+			memzero_explicit(sk, sizeof(sk));
+		} else {
+			atomic64_set(ctr, ICS_AUTH_CTR_LIMIT);	/* spent: stays so */
+		}
+	}
+	rcu_read_unlock();
+	return err;
+}
+
+/*
+ * Receive, before anything but the frame's length, checksum and the
+ * stateless header checks believes the header: whether the frame (header
+ * at skb->data, linear, @frag_len payload bytes after it) may go on, or
+ * what to count. A signed frame is checked with the key it names if we
+ * hold it (in any mode: a key we hold is never ignored); one we cannot
+ * check, or an unsigned one, passes only while the mode allows it.
+ * *@checked: the frame passed with a tag we checked (its counter then
+ * goes through ics_auth_fresh()).
+ */
+enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 frag_len,
+			     bool *checked)
+{
+	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
+	u8 mode = READ_ONCE(b->in->auth_mode), sk[ICS_AUTH_KEY_LEN], tag[ICS_AUTH_TAG_LEN];
+	u8 ad[ICS_AUTH_AD_HDR] __aligned(8);
+	const struct ics_key *k;
+	enum ics_stat bad = 0;
+
+	BUILD_BUG_ON(offsetof(struct ics_wire_hdr, tag) != ICS_AUTH_AD_HDR);
+	BUILD_BUG_ON(sizeof_field(struct ics_wire_hdr, tag) != ICS_AUTH_TAG_LEN);
+	/* It follows a 14-byte Ethernet header: 4-byte fields at most. */
+	BUILD_BUG_ON(__alignof__(struct ics_wire_hdr) > 4);
+	*checked = false;
+	if (!h->key_id) {
+		if (h->auth_flags || h->ctr_hi || h->ctr_lo || memchr_inv(h->salt, 0, sizeof(h->salt)) ||
+		    memchr_inv(h->tag, 0, sizeof(h->tag)))
+			return ICS_STAT_RX_AUTH_BAD;
+		return mode == ICS_AUTH_REQUIRE ? ICS_STAT_RX_NO_KEY : 0;
+	}
+	if (h->auth_flags)
+		return ICS_STAT_RX_AUTH_BAD;
+	rcu_read_lock();
+	k = ics_key_find(b->in, h->key_id);
+	if (!k) {
+		bad = mode == ICS_AUTH_OFF ? 0 : ICS_STAT_RX_NO_KEY;
+	} else {
+		memcpy(ad, h, sizeof(ad));
+		((struct ics_wire_hdr *)ad)->check = 0;
+		ics_auth_derive(k->key, h->key_id, h->src_node, ntohl(h->incarnation),
+				get_unaligned_be64(h->salt), sk);
+		if (ics_auth_tag(sk, h->dst_node, ics_hdr_ctr(h), ad, sizeof(ad), skb,
+				 ICS_HDR_LEN, frag_len, tag) ||
+		    crypto_memneq(tag, h->tag, sizeof(tag)))
+			bad = ICS_STAT_RX_AUTH_BAD;
+		else
+			*checked = true;
+		memzero_explicit(sk, sizeof(sk));
+	}
+	rcu_read_unlock();
+	return bad;
+}
+
+/*
+ * After ics_auth_check() passed a frame signed with a key we hold, and
+ * the frame's peer @p is known: whether its counter is new. Counters
+ * belong to one incarnation and salt of the sender: a newer incarnation
+ * starts the windows afresh, an older one (or a second salt for the same
+ * incarnation: a clone) is a replay. replay_lock; the receive path.
+ */
+bool ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
+{
+	u32 inc = ntohl(h->incarnation);
+	u64 salt = get_unaligned_be64(h->salt);
+	bool ok = true;
+
+	spin_lock(&p->replay_lock);
+	if (inc != p->replay_inc || salt != p->replay_salt) {
+		if (p->replay_inc && !ics_before(p->replay_inc, inc)) {
+			ok = false;
+		} else {
+			p->replay_inc = inc;
+			p->replay_salt = salt;
+			memset(&p->replay_uni, 0, sizeof(p->replay_uni));
+			memset(&p->replay_bcast, 0, sizeof(p->replay_bcast));
+		}
+	}
+	if (ok)
+		ok = ics_replay_check(h->dst_node == ICS_NODE_BROADCAST ? &p->replay_bcast :
+				      &p->replay_uni, ics_hdr_ctr(h));
+	if (ok && p->rx_key != h->key_id)
+		WRITE_ONCE(p->rx_key, h->key_id);
+	spin_unlock(&p->replay_lock);
+	return ok;
 }
 
 /*

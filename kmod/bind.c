@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/if_arp.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
@@ -54,6 +55,8 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->node_id = node_id;
 	b->cluster_id = cluster_id;
 	b->incarnation = ics_member_incarnation(in);
+	b->salt = get_random_u64();	/* with the incarnation, our sender keys (auth.c) */
+	b->hello_nonce = get_random_u32();	/* admission (member.c) */
 	spin_lock_init(&b->peers_lock);
 	timer_setup(&b->timer, ics_timer, 0);
 	timer_setup(&b->check_timer, ics_check_timer, 0);

@@ -133,6 +133,8 @@ u32 ics_frame_crc(struct sk_buff *skb, unsigned int len)
 	crypto_shash_init(desc);
 	crypto_shash_update(desc, skb->data, offsetof(struct ics_wire_hdr, check));
 	crypto_shash_update(desc, zero, sizeof(zero));
+	crypto_shash_update(desc, skb->data + offsetofend(struct ics_wire_hdr, check),
+			    ICS_HDR_LEN - offsetofend(struct ics_wire_hdr, check));
 	if (skb_headlen(skb) >= ICS_HDR_LEN + len) {
 		crypto_shash_update(desc, skb->data + ICS_HDR_LEN, len);
 	} else {

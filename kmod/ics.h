@@ -187,6 +187,9 @@ struct ics_bind {
 	bool defer_held;		/* member_lock: this one counted in hb_deferred */
 	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: markers through our receive path */
 	u64 rx_cookie;			/* marks our marker frames (random) */
+	u32 hello_nonce;		/* in our heartbeats; echoes must return it */
+	u64 salt;			/* auth.c: in every signed frame (random) */
+	atomic64_t bcast_ctr;		/* auth.c: counter of signed broadcasts */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
 	u8 echo_next;			/* member_lock: round robin of heartbeat echoes */
 	u64 conflict_ns;		/* member_lock: last conflict event for our id */
@@ -309,6 +312,18 @@ struct ics_link {
 	u64 tx_acks, rx_frames, duplicates, out_of_order, crc_errors;
 };
 
+#define ICS_AUTH_KEY_LEN	ICS_KEY_LEN
+#define ICS_AUTH_TAG_LEN	16
+#define ICS_AUTH_CTR_LIMIT	(1ULL << 48)	/* counters are 48 bits on the wire */
+#define ICS_REPLAY_BITS		2048
+#define ICS_REPLAY_WINDOW	(ICS_REPLAY_BITS - BITS_PER_LONG)
+
+/* Counters seen from one sender (RFC 6479): the highest, and a ring of bits. */
+struct ics_replay {
+	u64 top;
+	unsigned long bits[ICS_REPLAY_BITS / BITS_PER_LONG];
+};
+
 struct ics_peer {
 	struct ics_bind *b;
 	u8 node_id;
@@ -321,6 +336,17 @@ struct ics_peer {
 	unsigned int nr_reasm;
 	bool reasm_large;		/* it has a partial large message */
 	bool dead;			/* unbinding: take nothing more */
+	/*
+	 * Authentication (auth.c): the counter of our signed frames to it,
+	 * and the counters seen in its signed frames (unicast to us and
+	 * broadcast) for one incarnation and salt of it: replay_lock.
+	 */
+	atomic64_t tx_ctr;
+	u8 rx_key;			/* key id of its last frame checked; READ_ONCE */
+	spinlock_t replay_lock;
+	u32 replay_inc;
+	u64 replay_salt;
+	struct ics_replay replay_uni, replay_bcast;
 
 	/* membership: member_lock */
 	u8 reason;			/* enum ics_reason of the last change */
@@ -332,6 +358,7 @@ struct ics_peer {
 	u32 hb_seq;			/* its last periodic heartbeat's number */
 	u32 hb_rtt_us;
 	u32 echo_ts_us;			/* its last heartbeat's clock */
+	u32 echo_nonce;			/* and nonce */
 	u64 echo_rx_ns;			/* when that heartbeat arrived */
 	u64 since_ns;			/* last state change */
 	u64 hb_rx_ns;			/* its last heartbeat taken */
@@ -504,17 +531,7 @@ u32 ics_frame_crc(struct sk_buff *skb, unsigned int len);
 const char *ics_crc_driver(void);
 
 /* auth.c: frame authentication (design.rst, "Cluster key") */
-#define ICS_AUTH_KEY_LEN	ICS_KEY_LEN
-#define ICS_AUTH_TAG_LEN	16
-#define ICS_AUTH_CTR_LIMIT	(1ULL << 48)	/* counters are 48 bits on the wire */
-#define ICS_REPLAY_BITS		2048
-#define ICS_REPLAY_WINDOW	(ICS_REPLAY_BITS - BITS_PER_LONG)
 
-/* Counters seen from one sender (RFC 6479): the highest, and a ring of bits. */
-struct ics_replay {
-	u64 top;
-	unsigned long bits[ICS_REPLAY_BITS / BITS_PER_LONG];
-};
 
 int ics_auth_init(void);
 void ics_auth_exit(void);
@@ -525,6 +542,10 @@ bool ics_auth_available(void);
 void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u64 salt,
 		     u8 out[ICS_AUTH_KEY_LEN]);
 bool ics_replay_check(struct ics_replay *r, u64 ctr);
+int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb);
+enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 frag_len,
+			     bool *checked);
+bool ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h);
 
 /* key.c: the cluster keys of an instance */
 int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack *extack);

@@ -254,6 +254,7 @@ static void ics_echo_put(struct ics_wire_echo *e, struct ics_peer *p, u64 now)
 {
 	e->node = p->node_id;
 	e->ts_us = htonl(p->echo_ts_us);
+	e->nonce = htonl(p->echo_nonce);
 	e->held_us = htonl((u32)div_u64(now - p->echo_rx_ns, NSEC_PER_USEC));
 	p->echo_pending = false;
 }
@@ -279,6 +280,7 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	h->flags = htonl(flags);
 	h->seq = htonl(b->hb_seq);
 	h->ts_us = htonl((u32)div_u64(now, NSEC_PER_USEC));
+	h->nonce = htonl(b->hello_nonce);
 	h->votes = READ_ONCE(in->votes);
 	ics_pause_put(ics_pause_word(in), &h->paused, &h->pause_gen);
 	if (to && to->echo_pending)
@@ -339,7 +341,9 @@ static bool ics_hello_valid(const struct ics_wire_hello *h)
  * Admission (design.rst, "Admission"). A heartbeat that would make @p
  * alive, or give it another MAC or incarnation, is a claim: it takes
  * effect only once a heartbeat of the same MAC and incarnation echoes one
- * of ours sent since the claim was first heard. So the node hears us now,
+ * of ours sent since the claim was first heard (its time, and the nonce of
+ * this binding: a heartbeat recorded while we were bound before cannot
+ * echo it). So the node hears us now,
  * from that MAC, and a stray, corrupted or recorded frame makes no member,
  * moves no node and replaces no incarnation. A different claim replaces
  * the one in progress (which its node's next heartbeat makes again), and
@@ -358,6 +362,9 @@ static bool ics_claim(struct ics_bind *b, struct ics_peer *p, const u8 *src, u32
 		for (i = 0; i < ICS_HB_ECHOES; i++) {
 			if (h->echo[i].node != b->node_id)
 				continue;
+			/* of this binding of ours (a capture of an earlier one is not) */
+			if (ntohl(h->echo[i].nonce) != b->hello_nonce)
+				return false;
 			/* sent since the claim began: not longer ago than it */
 			age = now_us - ntohl(h->echo[i].ts_us);
 			return age <= now_us - (u32)div_u64(p->claim_ns, NSEC_PER_USEC);
@@ -485,6 +492,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 			if (flags & ICS_HF_REPLY)
 				p->claim_answered = true;
 			p->echo_ts_us = ntohl(h.ts_us);
+			p->echo_nonce = ntohl(h.nonce);
 			p->echo_rx_ns = now;
 			p->echo_pending = true;
 			p->reply_ns = now;
@@ -528,6 +536,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 	p->hb_ms = ntohl(h.hello_ms);
 	p->sees_us = sees_us;
 	p->echo_ts_us = ntohl(h.ts_us);
+	p->echo_nonce = ntohl(h.nonce);
 	p->echo_rx_ns = now;
 	p->echo_pending = !(flags & ICS_HF_LEAVING);
 	ics_hello_rtt(b, p, &h, now);

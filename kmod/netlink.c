@@ -230,7 +230,6 @@ static int ics_nl_set_instance(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	u32 hb, misses, votes, expected;
-
 	int err = 0;
 
 	if (!a[ICS_A_HEARTBEAT_MS] && !a[ICS_A_HEARTBEAT_MISSES] && !a[ICS_A_VOTES] &&
@@ -373,6 +372,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	struct ics_peer *p;
 	u8 addr[ETH_ALEN];
 	u64 heard = 0;
+	u8 rx_key = 0;
 
 	ics_stats_get(in, node[id], &ns);
 	rcu_read_lock();
@@ -384,6 +384,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	if (p) {
 		ether_addr_copy(addr, p->addr);
 		heard = div_u64(ics_silent_ns(p, ktime_get_ns()), NSEC_PER_MSEC);
+		rx_key = READ_ONCE(p->rx_key);
 	}
 	rcu_read_unlock();
 
@@ -396,6 +397,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	    nla_put_u8(skb, ICS_NODE_A_REACHABLE, !!p) ||
 	    (p && nla_put(skb, ICS_NODE_A_ADDRESS, ETH_ALEN, addr)) ||
 	    (p && nla_put_u64_64bit(skb, ICS_NODE_A_LAST_HEARD_MS, heard, ICS_NODE_A_PAD)) ||
+	    (p && nla_put_u8(skb, ICS_NODE_A_RX_KEY, rx_key)) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_MSGS, ns.tx_msgs, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_TX_BYTES, ns.tx_bytes, ICS_NODE_A_PAD) ||
 	    nla_put_u64_64bit(skb, ICS_NODE_A_RX_MSGS, ns.rx_msgs, ICS_NODE_A_PAD) ||

@@ -29,6 +29,7 @@ static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr
 	p->last_heard_ns = ktime_get_ns();
 	p->state = ICS_MEMBER_NONE;
 	spin_lock_init(&p->lock);
+	spin_lock_init(&p->replay_lock);
 	INIT_LIST_HEAD(&p->reasm);
 	ics_link_init(p);
 	return p;

@@ -207,6 +207,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
 	enum ics_stat bad;
+	bool checked = false;
 	u16 frag_len;
 	u8 type;
 
@@ -247,6 +248,19 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		goto bad;
 	}
 	bad = ics_check(b, h, skb->len - ICS_HDR_LEN);
+	/* Then the tag: what a frame we must not believe says changes nothing. */
+	if (!bad || bad == ICS_STAT_RX_NODE_CONFLICT) {
+		enum ics_stat a = ics_auth_check(b, skb, frag_len, &checked);
+
+		if (a) {
+			net_info_ratelimited("%s: frame from %pM (node %u): %s\n", b->dev->name,
+					     eth_hdr(skb)->h_source, h->src_node,
+					     a == ICS_STAT_RX_NO_KEY ? "unsigned or unknown key" :
+					     "bad authentication tag");
+			bad = a;
+			goto bad;
+		}
+	}
 	if (bad == ICS_STAT_RX_NODE_CONFLICT) {
 		ics_member_conflict(b, NULL, h->src_node, eth_hdr(skb)->h_source);
 		goto drop;
@@ -283,6 +297,10 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source);
 	if (!p)
 		goto drop;
+	if (checked && !ics_auth_fresh(p, h)) {
+		bad = ICS_STAT_RX_REPLAY;
+		goto bad;
+	}
 
 	/*
 	 * Ethernet pads short frames: the payload is frag_len, not the rest.

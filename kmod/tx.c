@@ -52,8 +52,8 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 }
 
 /*
- * Seal (CRC32C over header and payload; the header linear, the payload
- * linear or in page fragments) and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
+ * Seal (a tag if we sign, auth.c; CRC32C over header and payload; the
+ * header linear, the payload linear or in page fragments) and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
  * priority qdisc on the NIC keeps urgent frames ahead of bulk ones too.
  */
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio)
@@ -62,6 +62,14 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 	unsigned int len = skb->len;
 	int err;
 
+	h->check = 0;
+	err = ics_auth_sign(b, skb);
+	if (err) {
+		kfree_skb(skb);
+		ics_count(b->in, ICS_STAT_TX_AUTH_ERRORS);
+		ics_count(b->in, ICS_STAT_TX_ERRORS);
+		return err;
+	}
 	h->check = htonl(ics_frame_crc(skb, len - ICS_HDR_LEN));
 	skb->dev = b->dev;
 	skb->protocol = htons(ICS_ETH_P);

@@ -93,6 +93,9 @@
  *         on the bound NIC, and joining or member (GET_MEMBERS)
  *       ICS_NODE_A_ADDRESS: 6 bytes, only when reachable
  *       ICS_NODE_A_LAST_HEARD_MS: u64, ms since its last frame, when reachable
+ *       ICS_NODE_A_RX_KEY: u8, when reachable: the key id of its last frame
+ *         whose tag we checked, 0 = none yet (it signs nothing, or we do not
+ *         hold its key)
  *       ICS_NODE_A_TX_MSGS, ICS_NODE_A_TX_BYTES: u64, sent to it
  *       ICS_NODE_A_RX_MSGS, ICS_NODE_A_RX_BYTES: u64, received from it
  *   Node counters count data messages; ics's own hellos count only in the
@@ -144,6 +147,29 @@
  *   change of any member's state (and at bind and unbind). The dump is
  *   interrupted (NLM_F_DUMP_INTR) if it changed meanwhile.
  *
+ * Cluster keys (Documentation/design.rst, "Cluster keys"): GET_INSTANCE
+ * also carries ICS_A_AUTH_MODE (u8, enum ics_auth_mode) and ICS_A_KEY_TX
+ * (u8, the key id we sign with, 0: none), and, for a caller with
+ * CAP_NET_ADMIN in the namespace only, ICS_A_KEYS: a nest of ICS_KEY_A_KEY
+ * nests { ICS_KEY_A_ID: u8, ICS_KEY_A_FINGERPRINT: ICS_KEY_FPR_LEN bytes }.
+ * No reply ever carries a key. Keys and mode hold until the module is
+ * unloaded or the namespace goes, across unbind and bind.
+ *
+ * ICS_CMD_KEY_ADD (doit, admin)
+ *   Request: ICS_A_KEY_ID: u8, 1..255; ICS_A_KEY: ICS_KEY_LEN bytes.
+ *   Errors: EINVAL (id 0, key of another length), EEXIST (id installed),
+ *   ENOSPC (ICS_KEYS_MAX installed), EOPNOTSUPP (no Poly1305 here: fips=1).
+ *
+ * ICS_CMD_KEY_DEL (doit, admin)
+ *   Request: ICS_A_KEY_ID. Errors: ENOENT (not installed), EBUSY (in use).
+ *
+ * ICS_CMD_KEY_USE (doit, admin)
+ *   Sign what we send with a key from now on. Request: ICS_A_KEY_ID, 0 for
+ *   none. Errors: ENOENT (not installed), EBUSY (0 while the mode is not off).
+ *
+ * ICS_CMD_SET_INSTANCE also takes ICS_A_AUTH_MODE: u8, enum ics_auth_mode;
+ * accept and require need a key in use (ENOKEY).
+ *
  * Multicast group ICS_GENL_MCGRP_EVENTS ("events"): ICS_CMD_EVENT
  *   One message per membership event, in the order the instance saw them,
  *   to listeners in the instance's network namespace (any user may listen):
@@ -190,7 +216,7 @@
 #define ICS_GENL_MCGRP_EVENTS	"events"
 
 #define ICS_ETH_P		0x88B5	/* IEEE local experimental ethertype 1 */
-#define ICS_WIRE_VERSION	7
+#define ICS_WIRE_VERSION	8
 
 #define ICS_MAX_NODES		64	/* node ids are 1..ICS_MAX_NODES */
 #define ICS_NODE_BROADCAST	0	/* dst_node of a frame to every member */
@@ -271,7 +297,7 @@ static inline unsigned int ics_hist_row(__u32 n)
 }
 
 /*
- * Frame header on the wire (48 bytes); multi-byte fields are big-endian.
+ * Frame header on the wire (80 bytes); multi-byte fields are big-endian.
  *
  * Every unicast frame belongs to the link between src_node and dst_node.
  * DATA frames are numbered: seq counts frames from 1 within the sender's
@@ -281,6 +307,14 @@ static inline unsigned int ics_hist_row(__u32 n)
  * order; ack_sess 0 means "no acknowledgement". incarnation tells a
  * restarted sender from the old one in every frame. check is the CRC32C
  * (Castagnoli) of the header, with check 0, and the frag_len payload bytes.
+ *
+ * Authentication (a cluster key, see "Cluster keys" below): a signed frame
+ * names the key in key_id, carries the sender's counter and salt, and tag:
+ * the RFC 8439 ChaCha20-Poly1305 tag, with an empty plaintext, of the
+ * header's first ICS_AUTH_AD_HDR bytes (check 0) and the payload, under
+ * the sender's key for (key, src_node, incarnation, salt) and the nonce
+ * le32 0 | le32 dst_node | le64 counter. An unsigned frame has key_id 0
+ * and zeroes in the other three.
  */
 struct ics_wire_hdr {
 	__u8	version;	/* ICS_WIRE_VERSION */
@@ -300,7 +334,14 @@ struct ics_wire_hdr {
 	__be32	frag_off;	/* offset of this payload in the message */
 	__be32	incarnation;	/* sender's, new and larger at every bind */
 	__be32	check;		/* CRC32C of header (check = 0) and payload */
+	__u8	key_id;		/* cluster key that signed the frame, 0: unsigned */
+	__u8	auth_flags;	/* 0; a receiver drops a frame with any other */
+	__be16	ctr_hi;		/* sender's counter for dst_node, 48 bits: */
+	__be32	ctr_lo;		/*   never 0, never repeated under one key */
+	__u8	salt[8];	/* sender's, random at every bind (big-endian) */
+	__u8	tag[16];	/* Poly1305 tag */
 };
+#define ICS_AUTH_AD_HDR		64	/* header bytes the tag covers: all but tag */
 
 enum ics_frame_type {
 	ICS_FT_DATA = 1,	/* a message, or a fragment of one; numbered */
@@ -408,6 +449,7 @@ struct ics_wire_echo {
 	__u8	reserved[3];
 	__be32	ts_us;		/* the echoed heartbeat's ts_us */
 	__be32	held_us;	/* from its arrival to this heartbeat's departure */
+	__be32	nonce;		/* the echoed heartbeat's nonce */
 };
 
 struct ics_wire_hello {
@@ -423,6 +465,7 @@ struct ics_wire_hello {
 	__be16	paused;		/* ICS_PAUSE, as in struct ics_wire_ack */
 	__be16	pause_gen;
 	__u8	reserved2[2];
+	__be32	nonce;		/* sender's, random at every bind: admission */
 	struct ics_wire_echo echo[ICS_HB_ECHOES];
 };
 
@@ -610,6 +653,7 @@ enum ics_node_attr {
 	ICS_NODE_A_RX_BYTES,	/* u64 */
 	ICS_NODE_A_RESERVED_10,	/* 10, 11: retired, never reused */
 	ICS_NODE_A_RESERVED_11,
+	ICS_NODE_A_RX_KEY,	/* u8 */
 	__ICS_NODE_A_LAST
 };
 #define ICS_NODE_A_MAX (__ICS_NODE_A_LAST - 1)
@@ -676,6 +720,10 @@ enum ics_stat {
 	ICS_STAT_RX_HELD_FULL,		/* data frames not taken: too much held for the channel */
 	ICS_STAT_RX_HELD_DROPS,		/* held messages dropped: their sender restarted, unbind */
 	ICS_STAT_RX_UNCONFIRMED,	/* heartbeats of a claim not confirmed yet */
+	ICS_STAT_RX_AUTH_BAD,		/* signed frames whose tag did not check */
+	ICS_STAT_RX_NO_KEY,		/* unsigned where required, or a key we lack */
+	ICS_STAT_RX_REPLAY,		/* signed frames whose counter was seen or too old */
+	ICS_STAT_TX_AUTH_ERRORS,	/* frames not sent: no tag (key gone, counter spent) */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
