@@ -369,6 +369,9 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_CURRENT_VOTES]	= { .type = NLA_U32 },
 	[ICS_A_QUORUM]		= { .type = NLA_U32 },
 	[ICS_A_HAS_QUORUM]	= { .type = NLA_U8 },
+	[ICS_A_AUTH_MODE]	= { .type = NLA_U8 },
+	[ICS_A_KEY_TX]		= { .type = NLA_U8 },
+	[ICS_A_KEYS]		= { .type = NLA_NESTED },
 	[ICS_A_GENERATION]	= { .type = NLA_U32 },
 	[ICS_A_INCARNATION]	= { .type = NLA_U32 },
 	[ICS_A_MEMBER]		= { .type = NLA_NESTED },
@@ -738,6 +741,31 @@ static int instance_cb(struct nlattr **tb, void *arg)
 	get_u32(tb[ICS_A_GENERATION], &in->generation);
 	get_u32(tb[ICS_A_INCARNATION], &in->incarnation);
 	in->has_quorum = tb[ICS_A_HAS_QUORUM] && nla_get_u8(tb[ICS_A_HAS_QUORUM]);
+	if (tb[ICS_A_AUTH_MODE])
+		in->auth_mode = nla_get_u8(tb[ICS_A_AUTH_MODE]);
+	if (tb[ICS_A_KEY_TX])
+		in->key_tx = nla_get_u8(tb[ICS_A_KEY_TX]);
+	in->nkeys = 0;
+	if (tb[ICS_A_KEYS]) {
+		nla_for_each_nested(a, tb[ICS_A_KEYS], rem) {
+			struct nlattr *kb[ICS_KEY_A_MAX + 1] = {}, *ka;
+			int krem;
+
+			if (nla_type(a) != ICS_KEY_A_KEY || in->nkeys == ICS_KEYS_MAX)
+				continue;
+			nla_for_each_nested(ka, a, krem)
+				if (nla_type(ka) <= ICS_KEY_A_MAX)
+					kb[nla_type(ka)] = ka;
+			if (!kb[ICS_KEY_A_ID] || nla_len(kb[ICS_KEY_A_ID]) < 1 ||
+			    !kb[ICS_KEY_A_FINGERPRINT] ||
+			    nla_len(kb[ICS_KEY_A_FINGERPRINT]) != ICS_KEY_FPR_LEN)
+				return -EPROTO;
+			in->keys[in->nkeys].id = nla_get_u8(kb[ICS_KEY_A_ID]);
+			memcpy(in->keys[in->nkeys].fpr, nla_data(kb[ICS_KEY_A_FINGERPRINT]),
+			       ICS_KEY_FPR_LEN);
+			in->nkeys++;
+		}
+	}
 	get_u32(tb[ICS_A_LINK_TIMEOUT_MS], &in->link_timeout_ms);
 	get_u32(tb[ICS_A_LINK_WINDOW], &in->link_window);
 	in->reset_age_ms = icsnl_get_u64(tb[ICS_A_RESET_AGE_MS]);
@@ -757,6 +785,20 @@ int ics_get_instance(struct icsnl *nl, struct ics_instance *in)
 {
 	memset(in, 0, sizeof(*in));
 	return icsnl_do(nl, icsnl_msg(nl, ICS_CMD_GET_INSTANCE, 0), instance_cb, in);
+}
+
+const char *ics_auth_mode_name(uint8_t mode)
+{
+	switch (mode) {
+	case ICS_AUTH_OFF:
+		return "off";
+	case ICS_AUTH_ACCEPT:
+		return "accept";
+	case ICS_AUTH_REQUIRE:
+		return "require";
+	default:
+		return "unknown";
+	}
 }
 
 const char *ics_state_name(uint8_t state)
@@ -825,6 +867,10 @@ static const char *const stat_names[ICS_STATS_SLOTS] = {
 	[ICS_STAT_RX_HELD_FULL]		= "rx_held_full",
 	[ICS_STAT_RX_HELD_DROPS]	= "rx_held_drops",
 	[ICS_STAT_RX_UNCONFIRMED]	= "rx_unconfirmed",
+	[ICS_STAT_RX_AUTH_BAD]		= "rx_auth_bad",
+	[ICS_STAT_RX_NO_KEY]		= "rx_no_key",
+	[ICS_STAT_RX_REPLAY]		= "rx_replay",
+	[ICS_STAT_TX_AUTH_ERRORS]	= "tx_auth_errors",
 	[ICS_STAT_TX_PAUSES]		= "tx_pauses",
 };
 
@@ -851,6 +897,34 @@ static void show_str(struct json *j, const char *key, const char *s)
 static bool have(const struct ics_instance *in, int attr)
 {
 	return in->have & (1ULL << attr);
+}
+
+/* Installed keys: ids and fingerprints (hex), never the keys. */
+static void show_keys(struct json *j, const struct ics_instance *in)
+{
+	char hex[2 * ICS_KEY_FPR_LEN + 1];
+	unsigned int i, k;
+
+	if (j)
+		json_arr_begin(j, "keys");
+	else
+		printf("keys");
+	for (i = 0; i < in->nkeys; i++) {
+		for (k = 0; k < ICS_KEY_FPR_LEN; k++)
+			snprintf(hex + 2 * k, 3, "%02x", in->keys[i].fpr[k]);
+		if (j) {
+			json_obj_begin(j, NULL);
+			json_u64(j, "id", in->keys[i].id);
+			json_str(j, "fingerprint", hex);
+			json_obj_end(j);
+		} else {
+			printf(" %u:%s", in->keys[i].id, hex);
+		}
+	}
+	if (j)
+		json_arr_end(j);
+	else
+		printf("%s\n", in->nkeys ? "" : " none");
 }
 
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
@@ -906,6 +980,12 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		else
 			show_str(j, "has_quorum", in->has_quorum ? "yes" : "no");
 	}
+	if (have(in, ICS_A_AUTH_MODE))
+		show_str(j, "auth", ics_auth_mode_name(in->auth_mode));
+	if (have(in, ICS_A_KEY_TX))
+		show_u64(j, fmt, "key_tx", in->key_tx, false);
+	if (have(in, ICS_A_KEYS))
+		show_keys(j, in);
 	if (have(in, ICS_A_LINK_TIMEOUT_MS))
 		show_u64(j, fmt, "link_timeout_ms", in->link_timeout_ms, false);
 	if (have(in, ICS_A_LINK_WINDOW))

@@ -141,6 +141,12 @@ struct ics_instance {
 	uint32_t link_timeout_ms, link_window;
 	uint32_t votes, expected_votes, current_votes, quorum, generation, incarnation;
 	bool has_quorum;
+	uint8_t auth_mode, key_tx;	/* ICS_A_AUTH_MODE, ICS_A_KEY_TX */
+	unsigned int nkeys;		/* ICS_A_KEYS: only for a netns admin */
+	struct {
+		uint8_t id;
+		uint8_t fpr[ICS_KEY_FPR_LEN];
+	} keys[ICS_KEYS_MAX];
 	uint64_t reset_age_ms;
 	uint64_t stats[ICS_STATS_SLOTS];
 	bool stat_have[ICS_STATS_SLOTS];
@@ -148,6 +154,7 @@ struct ics_instance {
 
 int ics_get_instance(struct icsnl *nl, struct ics_instance *in);
 const char *ics_state_name(uint8_t state);
+const char *ics_auth_mode_name(uint8_t mode);
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt);
 
 /* ICS_CMD_GET_LINKS: one link's ICS_A_LINK nest. */

@@ -50,8 +50,8 @@ struct ics_chans {
 };
 
 struct ics_node {
-	bool present, reachable, has_addr, has_last;
-	uint8_t addr[6];
+	bool present, reachable, has_addr, has_last, has_key;
+	uint8_t addr[6], rx_key;
 	uint64_t last_heard_ms;
 	uint64_t msgs[DIRS], bytes[DIRS];
 };
@@ -427,6 +427,7 @@ static const struct nla_policy node_policy[ICS_NODE_A_MAX + 1] = {
 	[ICS_NODE_A_TX_BYTES]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_MSGS]		= { .type = NLA_U64 },
 	[ICS_NODE_A_RX_BYTES]		= { .type = NLA_U64 },
+	[ICS_NODE_A_RX_KEY]		= { .type = NLA_U8 },
 };
 
 static int node_cb(struct nlattr **tb, void *arg)
@@ -452,6 +453,8 @@ static int node_cb(struct nlattr **tb, void *arg)
 	}
 	n->has_last = t[ICS_NODE_A_LAST_HEARD_MS];
 	n->last_heard_ms = icsnl_get_u64(t[ICS_NODE_A_LAST_HEARD_MS]);
+	n->has_key = t[ICS_NODE_A_RX_KEY];
+	n->rx_key = n->has_key ? nla_get_u8(t[ICS_NODE_A_RX_KEY]) : 0;
 	n->msgs[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_MSGS]);
 	n->bytes[TX] = icsnl_get_u64(t[ICS_NODE_A_TX_BYTES]);
 	n->msgs[RX] = icsnl_get_u64(t[ICS_NODE_A_RX_MSGS]);
@@ -478,6 +481,7 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 		table_str(&t, "reachable");
 		table_str(&t, "address");
 		table_str(&t, "last_heard_ms");
+		table_str(&t, "key");
 		for (d = 0; d < DIRS; d++) {
 			if (o->dir[d]) {
 				table_str(&t, msgs_key[d]);
@@ -502,6 +506,8 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 				json_str(&j, "address", mac);
 			if (last)
 				json_u64(&j, "last_heard_ms", n->last_heard_ms);
+			if (n->reachable && n->has_key)
+				json_u64(&j, "rx_key", n->rx_key);
 			for (d = 0; d < DIRS; d++) {
 				if (o->dir[d]) {
 					json_u64(&j, msgs_key[d], n->msgs[d]);
@@ -517,6 +523,8 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 		table_str(&t, addr ? mac : "-");
 		snprintf(buf, sizeof(buf), "%" PRIu64, n->last_heard_ms);
 		table_str(&t, last ? buf : "-");
+		snprintf(buf, sizeof(buf), "%u", n->rx_key);
+		table_str(&t, n->reachable && n->has_key && n->rx_key ? buf : "-");
 		for (d = 0; d < DIRS; d++) {
 			if (o->dir[d]) {
 				table_count(&t, n->msgs[d], o);

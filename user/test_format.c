@@ -235,6 +235,10 @@ static const struct named {
 	NAMED(ICS_STAT_, RX_HELD_FULL),
 	NAMED(ICS_STAT_, RX_HELD_DROPS),
 	NAMED(ICS_STAT_, RX_UNCONFIRMED),
+	NAMED(ICS_STAT_, RX_AUTH_BAD),
+	NAMED(ICS_STAT_, RX_NO_KEY),
+	NAMED(ICS_STAT_, RX_REPLAY),
+	NAMED(ICS_STAT_, TX_AUTH_ERRORS),
 };
 
 /* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */
