@@ -630,7 +630,9 @@ case_add "rx_bad_version: version 4 (wire v4, before flow control)" $F rx_bad_ve
 case_add "rx_bad_version: version 5 (wire v5, before held messages)" $F rx_bad_version 0 -- --version 5 --len 10
 case_add "rx_bad_version: version 6 (wire v6, before the test flags left the frame)" \
 	$F rx_bad_version 0 -- --version 6 --len 10
-case_add "rx_bad_version: version 8" $F rx_bad_version 0 -- --version 8 --len 10
+case_add "rx_bad_version: version 7 (wire v7, before authentication)" \
+	$F rx_bad_version 0 -- --version 7 --len 10
+case_add "rx_bad_version: version 9" $F rx_bad_version 0 -- --version 9 --len 10
 case_add "rx_bad_version: version 0" $F rx_bad_version 0 -- --version 0 --len 10
 case_add "rx_bad_cluster: cluster id 7" $F rx_bad_cluster 0 -- --cluster 7 --len 10
 case_add "rx_bad_node: src_node 0" $F rx_bad_node 0 -- --src-node 0 --len 10

@@ -42,7 +42,7 @@
  *
  * Example:
  *   ics_inject -i veth0 -d 02:00:00:00:00:01 --src-node 2 --dst-node 1 \
- *              --version 7 --len 100 --byte 0x5a
+ *              --version 8 --len 100 --byte 0x5a
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -82,6 +82,8 @@ static void usage(FILE *f)
 "      --ack-sess N  --ack N  --msg-id N  --msg-len N  --frag-off N\n"
 "      --incarnation N (default 0x1c5c0de5, as --hello-incarnation)\n"
 "      --check N (default: the CRC32C of the frame)\n"
+"      --key-id N          a signed-looking frame: key id N, counter 1,\n"
+"                          salt 1, a tag of 16 bytes 0x5a (forged)\n"
 "      --bad-check         store the CRC32C with its lowest bit flipped\n"
 "      --flip OFF          after the CRC32C, flip bit 0 of byte OFF of the\n"
 "                          frame (from the ics header on)\n"
@@ -193,7 +195,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
-	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD,
+	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID,
 };
 
 static const struct option longopts[] = {
@@ -236,6 +238,7 @@ static const struct option longopts[] = {
 	{ "sack-bits",		required_argument, NULL, O_SACK_BITS },
 	{ "sack",		required_argument, NULL, O_SACK },
 	{ "hdr-size",		no_argument,       NULL, O_HDR_SIZE },
+	{ "key-id",		required_argument, NULL, O_KEY_ID },
 	{ "hello-size",		no_argument,       NULL, O_HELLO_SIZE },
 	{ "hello-seq",		required_argument, NULL, O_H_SEQ },
 	{ "hello-seen",		required_argument, NULL, O_H_SEEN },
@@ -322,6 +325,7 @@ static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned 
 	memset(hw->echo, 0, sizeof(hw->echo));
 	hw->echo[0].node = rh->src_node;
 	hw->echo[0].ts_us = rhw->ts_us;
+	hw->echo[0].nonce = rhw->nonce;
 	h->check = 0;
 	h->check = htonl(crc32c((unsigned char *)h, sizeof(*h) + ntohs(h->frag_len)));
 	n = sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to, sizeof(*to));
@@ -335,7 +339,7 @@ static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned 
 int main(int argc, char **argv)
 {
 	/* Header fields as given; -1 = not given, use the default. */
-	long long version = -1, type = -1, flags = -1, channel = -1;
+	long long version = -1, type = -1, flags = -1, channel = -1, key_id = -1;
 	long long cluster = -1, src_node = -1, dst_node = -1, frag_len = -1;
 	long long msg_id = -1, msg_len = -1, frag_off = -1, sess = -1, seq = -1;
 	long long ack_sess = -1, ack = -1, inc = -1, check = -1;
@@ -377,6 +381,7 @@ int main(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: version = num("version", optarg, 0xff); break;
+		case O_KEY_ID: key_id = num("key-id", optarg, 0xff); break;
 		case O_TYPE: type = num("type", optarg, 0xff); break;
 		case O_FLAGS: flags = num("flags", optarg, 0xff); break;
 		case O_CHANNEL: channel = num("channel", optarg, 0xff); break;
@@ -501,6 +506,12 @@ int main(int argc, char **argv)
 	h->msg_len = htonl(msg_len < 0 ? len : msg_len);
 	h->frag_off = htonl(frag_off < 0 ? 0 : frag_off);
 	h->incarnation = htonl(inc < 0 ? h_inc : inc);
+	if (key_id >= 0) {
+		h->key_id = key_id;
+		h->ctr_lo = htonl(1);
+		h->salt[7] = 1;
+		memset(h->tag, 0x5a, sizeof(h->tag));
+	}
 	h->check = 0;
 
 	memset(h + 1, fill, len);

@@ -67,8 +67,8 @@ would take many small JSON reads runs here, in one process, reading
       asked (--count CH:N, default: as many as sent), failed 0; the
       receiver's test service's rx_hash for the sender equals the sender's
       tx_hash for the receiver; per channel the receiver's test rx_ok grew
-      by the messages sent to it and rx_bad by 0; no member's msgs_failed
-      grew. --saw COUNTER: the
+      by the messages sent to it and rx_bad by 0; no member's msgs_failed,
+      rx_auth_bad, rx_no_key or tx_auth_errors grew. --saw COUNTER: the
       stats COUNTER, summed over all members, grew (> 0): the impairment
       really happened.
 """
@@ -85,7 +85,7 @@ DLM = 13
 HELLO_LEN = int(os.environ.get("ICS_HELLO_LEN") or 136)
 BAD_KEYS = ("rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel "
             "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check "
-            "rx_bad_hello rx_peer_down").split()
+            "rx_bad_hello rx_peer_down rx_auth_bad rx_no_key").split()
 # Counters of the reliable link a frame can bump instead of a rx_bad_* one.
 LINK_KEYS = ("rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window "
              "rx_dup_msgs rx_resets").split()
@@ -539,12 +539,13 @@ def stress_errors(args):
         st, bst = now["show"]["stats"], base["show"]["stats"]
         for k in st:
             total[k] = total.get(k, 0) + st[k] - bst.get(k, 0)
-        if st["msgs_failed"] != bst["msgs_failed"]:
-            err("node %d: msgs_failed grew by %d, want 0"
-                % (node, st["msgs_failed"] - bst["msgs_failed"]))
+        for k in ("msgs_failed", "rx_auth_bad", "rx_no_key", "tx_auth_errors"):
+            if st.get(k, 0) != bst.get(k, 0):
+                err("node %d: %s grew by %d, want 0" % (node, k, st[k] - bst.get(k, 0)))
     info = " ".join("%s=%d" % (k, total[k]) for k in (
         "tx_retransmits", "rx_dup_frames", "rx_ooo_frames", "rx_bad_check", "rx_over_window",
-        "link_resets", "rx_dup_msgs", "msgs_done", "tx_acks", "tx_errors") if k in total)
+        "link_resets", "rx_dup_msgs", "msgs_done", "tx_acks", "tx_errors", "rx_replay")
+        if k in total)
     print("# counters grew (all members): " + info)
     if secs is not None:
         print("# %d messages done in %ds (%.0f msg/s): %d data frames sent to node %d (%.0f/s), "

@@ -35,7 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ics_testmsg  # noqa: E402
 
-HDR = struct.Struct(">BBBBIBBH9I")	# struct ics_wire_hdr, 48 bytes
+HDR = struct.Struct(">BBBBIBBH9I32x")	# struct ics_wire_hdr, 80 bytes, unsigned
 FT_DATA, FT_HELLO, FT_ACK, FT_RESET = 1, 2, 3, 4
 CH_TEST, CH_CNX = 14, 15
 SESS = 0x1c5c0001

@@ -87,9 +87,9 @@ both_at_once()
 	check_both
 }
 
-# A loss-free stream: 8 messages of 256 KiB from node 1 (1448 data frames
-# at MTU 1500). Node 1's window holds a 64 KiB message (ceil(65536 /
-# (1500 - 48)) = 46 frames, icstat links cwnd; its least); node 2
+# A loss-free stream: 8 messages of 256 KiB from node 1 (at least 1448
+# data frames at MTU 1500). Node 1's window holds a 64 KiB message
+# (ceil(65536 / (1500 - header)) frames, icstat links cwnd; its least); node 2
 # acknowledges in-order frames every ICS_ACK_EVERY (4), so its ACK frames
 # grow by at most one per 3 data frames taken: the margin is the tail
 # frames' acks (one per message at most, the sender asks) and delayed acks
@@ -107,7 +107,7 @@ acks_and_window()
 	[ $((f1 - f0)) -ge 1448 ] || { fail "node 2 took $((f1 - f0)) data frames, expected >= 1448"; return 1; }
 	[ $(((a1 - a0) * 3)) -le $((f1 - f0)) ] ||
 		{ fail "node 2 sent $((a1 - a0)) ACK frames for $((f1 - f0)) data frames (> 1 per 3)"; return 1; }
-	want=$(((65536 + 1500 - 48 - 1) / (1500 - 48)))
+	want=$(((65536 + 1500 - ICS_HDR - 1) / (1500 - ICS_HDR)))
 	cwnd=$(link_get "$NS_A" 2 cwnd) || return 1
 	[ "$cwnd" -ge "$want" ] ||
 		{ fail "node 1's window to node 2 is $cwnd frames, less than 64 KiB ($want)"; return 1; }
