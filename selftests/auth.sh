@@ -1,0 +1,378 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# auth.sh - a cluster key: members 1 and 2 sign every frame with key 1 and
+# require it; member 3 (and a raw socket in its netns) tries to get in
+# without it, forges frames and replays captured ones; then all three take
+# the key and rotate it to key 2 under traffic.
+#
+#                        netns ics$$-br
+#              +-----------------------------------+
+#              |               br0                 |
+#              |   p1           p2           p3    |  captures on p2,
+#              +---+------------+------------+-----+  replays out of p1
+#                  |            |            |
+#   +--------------+--+ +-------+---------+ ++----------------+
+#   | ics node 1      | | ics node 2      | | ics node 3, or  |
+#   | key 1, require  | | key 1, require  | | ics_inject      |
+#   +-----------------+ +-----------------+ +-----------------+
+#
+# Every case asserts on counters and views, exactly: what an attacker's
+# frame may change is one counter per frame, nothing else (no member row,
+# no event, no generation, no message).
+
+. "$(dirname "$0")/lib.sh"
+
+ics_init timeout
+
+NS=()
+KEY1=$ICS_TMP/key1
+KEY2=$ICS_TMP/key2
+WRONG=$ICS_TMP/wrong
+
+# keys_add N ID FILE...: member N installs key ID from FILE (more pairs may follow)
+keys_add()
+{
+	local n=$1 out
+	shift
+	while [ $# -ge 2 ]; do
+		out=$(in_ns "${NS[n]}" icsctl key add "$1" "$2" 2>&1) ||
+			{ fail "node $n: key add $1: $out"; return 1; }
+		shift 2
+	done
+}
+
+# auth N ID MODE: member N signs with key ID, mode MODE
+auth()
+{
+	local out
+	out=$(in_ns "${NS[$1]}" icsctl key use "$2" 2>&1 && in_ns "${NS[$1]}" icsctl set auth "$3" 2>&1) ||
+		{ fail "node $1: key use $2, auth $3: $out"; return 1; }
+}
+
+setup()
+{
+	(umask 077 && icsctl key gen > "$KEY1" && icsctl key gen > "$KEY2" &&
+		icsctl key gen > "$WRONG") || { fail "icsctl key gen"; return 1; }
+	ics_load && bridge_add 3 || return 1
+	NS=("${ICS_MEMBER_NS[@]}")
+	keys_add 1 1 "$KEY1" && keys_add 2 1 "$KEY1" || return 1
+	# The migration: sign and accept, then require, member by member.
+	auth 1 1 accept && auth 2 1 accept && auth 1 1 require && auth 2 1 require || return 1
+	ics_bind "${NS[1]}" eth0 1 && ics_bind "${NS[2]}" eth0 2 || return 1
+	ics_model reachable 30 "${NS[1]}:2" "${NS[2]}:1" || return 1
+	wait_eq 10 1 "node 1 checked node 2's tags with key 1" node_get "${NS[1]}" 2 rx_key
+}
+
+# refused TEXT CMD...: CMD fails, saying TEXT
+refused()
+{
+	local text=$1 out
+	shift
+	out=$("$@" 2>&1) && { fail "'$*' worked"; return 1; }
+	[[ $out == *"$text"* ]] || { fail "'$*': '$out', want '$text'"; return 1; }
+}
+
+# The key commands: errors, what is shown, and to whom.
+commands()
+{
+	local f1 f2 out
+	refused "a key with this id is installed" in_ns "${NS[1]}" icsctl key add 1 "$KEY2" &&
+	refused "the key in use" in_ns "${NS[1]}" icsctl key del 1 &&
+	refused "no key with this id" in_ns "${NS[1]}" icsctl key use 9 &&
+	refused "authentication is on" in_ns "${NS[1]}" icsctl key use 0 || return 1
+	cp "$KEY2" "$ICS_TMP/open" && chmod 644 "$ICS_TMP/open"
+	out=$(in_ns "${NS[1]}" icsctl key add 2 "$ICS_TMP/open" 2>&1) &&
+		{ fail "key add of a world-readable file worked"; return 1; }
+	[[ $out == *"chmod 600"* ]] || { fail "key add of a world-readable file: $out"; return 1; }
+	assert_eq "node 1 mode" require "$(show_get "${NS[1]}" auth)" || return 1
+	assert_eq "node 1 key in use" 1 "$(show_get "${NS[1]}" key_tx)" || return 1
+	f1=$(in_ns "${NS[1]}" icstat -j show | jget 'j["keys"][0]["fingerprint"]')
+	f2=$(in_ns "${NS[2]}" icstat -j show | jget 'j["keys"][0]["fingerprint"]')
+	[ ${#f1} = 16 ] && [ "$f1" = "$f2" ] ||
+		{ fail "fingerprints of the same key: '$f1' and '$f2'"; return 1; }
+	# Not for others: a fingerprint would test guesses of a weak key.
+	out=$(in_ns "${NS[1]}" setpriv --reuid=65534 --regid=65534 --clear-groups icstat -j show |
+		jget '"keys" in j')
+	assert_eq "keys shown to uid 65534" false "$out" || return 1
+	if in_ns "${NS[1]}" icstat -j show | grep -q "$(tr -d '\n' < "$KEY1" | cut -c1-12)"; then
+		fail "icstat shows the key"
+		return 1
+	fi
+}
+
+# snap_all TAG: counters and views of members 1 and 2 (heartbeats go on:
+# not ics_model snap, which waits for quiet hello counters)
+snap_all()
+{
+	local n
+	for n in 1 2; do
+		{
+			echo '{"show":'
+			in_ns "${NS[n]}" icstat -j show || return 1
+			echo ', "nodes":'
+			in_ns "${NS[n]}" icstat -j nodes || return 1
+			echo '}'
+		} > "$ICS_TMP/$1.$n" || { fail "icstat in ${NS[n]}"; return 1; }
+	done
+}
+
+# only_counted BEFORE AFTER NODE COUNTER=DELTA...: between the snapshots of
+# member NODE nothing changed but those counters, by exactly those deltas
+# (membership generation, member rows, every other counter).
+only_counted()
+{
+	python3 -S - "$ICS_TMP/$1.$3" "$ICS_TMP/$2.$3" "${@:4}" <<'EOF'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+want = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[3:])
+errs = []
+sa, sb = a["show"]["stats"], b["show"]["stats"]
+skip = {"tx_frames", "tx_bytes", "rx_frames", "rx_bytes", "hello_tx", "hello_rx", "tx_acks",
+        "rx_acks", "hb_deferred", "hb_late"}
+for k in sorted(sb):
+    d = sb[k] - sa.get(k, 0)
+    if k in want:
+        if d != want[k]:
+            errs.append("%s grew by %d, want %d" % (k, d, want[k]))
+    elif d and k not in skip:
+        errs.append("%s grew by %d, want 0" % (k, d))
+for k in ("generation",):
+    if a["show"][k] != b["show"][k]:
+        errs.append("%s went %d -> %d" % (k, a["show"][k], b["show"][k]))
+nodes = lambda s: sorted(n["node_id"] for n in s["nodes"]["nodes"] if n["reachable"])
+if nodes(a) != nodes(b):
+    errs.append("reachable nodes went %s -> %s" % (nodes(a), nodes(b)))
+for e in errs:
+    print("# FAIL: " + e)
+sys.exit(1 if errs else 0)
+EOF
+}
+
+# members_of N: the node ids in member N's view, but itself
+members_of()
+{
+	in_ns "${NS[$1]}" icstat -j members | jget '" ".join(str(m["node"]) for m in j["members"] if not m.get("self"))'
+}
+
+# stranger KEYFILE|none MODE: node 3 binds with the wrong key (or none);
+# it is never heard: no row in 1's or 2's view, no event, no vote; only
+# their rx_auth_bad (or rx_no_key) grows, and node 3 hears nobody.
+stranger()
+{
+	local key=$1 mode=$2 counter hb n1 n2
+	snap_all before || return 1
+	if [ "$key" != none ]; then
+		keys_add 3 1 "$key" && auth 3 1 "$mode" || { stranger_end; return 1; }
+		counter=rx_auth_bad
+	else
+		counter=rx_no_key
+	fi
+	ics_bind "${NS[3]}" eth0 3 || { stranger_end; return 1; }
+	# Its heartbeats arrive and are refused, a few intervals' worth.
+	wait_counter "${NS[1]}" $counter 5 || { stranger_end; return 1; }
+	stranger_end || return 1
+	hb=$(in_ns "${NS[3]}" icstat -j show | jget 'j["stats"]["hello_tx"]')
+	snap_all after || return 1
+	assert_eq "node 1's view" 2 "$(members_of 1)" || return 1
+	assert_eq "node 2's view" 1 "$(members_of 2)" || return 1
+	n1=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['$counter'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.1" "$ICS_TMP/after.1")
+	[ "$n1" -ge 5 ] && [ "$n1" -le "$hb" ] ||
+		{ fail "node 1 counted $n1 of node 3's $hb heartbeats in $counter"; return 1; }
+	only_counted before after 1 "$counter=$n1" || return 1
+	n2=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['$counter'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.2" "$ICS_TMP/after.2")
+	only_counted before after 2 "$counter=$n2"
+}
+
+# stranger_end: node 3 unbound, without keys, mode off
+stranger_end()
+{
+	in_ns "${NS[3]}" icsctl unbind >/dev/null 2>&1
+	in_ns "${NS[3]}" icsctl set auth off >/dev/null &&
+		in_ns "${NS[3]}" icsctl key use 0 >/dev/null || { fail "node 3: auth off, key use 0"; return 1; }
+	in_ns "${NS[3]}" icsctl key del 1 >/dev/null 2>&1
+	return 0
+}
+
+# wait_counter NS COUNTER MIN: until the instance counter reaches MIN
+wait_counter()
+{
+	local deadline
+	deadline=$(ics_deadline 20)
+	while [ $SECONDS -lt "$deadline" ]; do
+		[ "$(stat_get "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.2
+	done
+	fail "$1: $2 = $(stat_get "$1" "$2"), want >= $3"
+}
+
+# Forged frames from a raw socket in node 3's netns: a heartbeat, data, an
+# ack and a reset claiming to be node 2, signed with key 1 but a made-up
+# tag (rx_auth_bad), and an unsigned heartbeat as node 3 (rx_no_key).
+forged()
+{
+	local m1 i=${NS[3]} m hb
+	m1=$(mac_of "${NS[1]}" eth0) || return 1
+	snap_all before || return 1
+	hb=(--src-node 2 --key-id 1 --incarnation "$(icstat_get "${NS[1]}" members \
+		'next(m for m in j["members"] if m["node"] == 2)' incarnation)")
+	in_ns "$i" "$ICS_INJECT" -i eth0 --hello "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --len 100 "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --ack-frame "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --type 4 "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 --hello --src-node 3 || return 1
+	sleep 1
+	snap_all after || return 1
+	only_counted before after 1 rx_auth_bad=4 rx_no_key=1 || return 1
+	only_counted before after 2 rx_auth_bad=1 rx_no_key=1
+}
+
+# capture SECS FILE: node 2's frames to node 1 (unicast and broadcast) as
+# they leave it, while node 2 sends node 1 some messages
+capture()
+{
+	local m1 pid
+	m1=$(mac_of "${NS[1]}" eth0) || return 1
+	in_ns "$NS_BR" python3 -S -c '
+import binascii, select, socket, sys, time
+# a tap (ETH_P_ALL) sees the frames of a bridge port before the bridge takes them
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("p2", 3))
+dst = (bytes.fromhex(sys.argv[1].replace(":", "")), b"\xff" * 6)
+end = time.monotonic() + float(sys.argv[2])
+open(sys.argv[3] + ".ready", "w").close()
+with open(sys.argv[3], "w") as f:
+    while time.monotonic() < end:
+        if not select.select([s], [], [], 0.1)[0]:
+            continue
+        fr, addr = s.recvfrom(65536)
+        if addr[2] != socket.PACKET_OUTGOING and fr[0:6] in dst and fr[12:14] == b"\x88\xb5":
+            f.write(binascii.hexlify(fr).decode() + "\n")
+' "$m1" "$1" "$2" &
+	pid=$!
+	wait_file 10 "capture ready" "$2.ready" || { kill $pid; return 1; }
+	ics_send "${NS[2]}" 2 1 TEST 3000 5 || { kill $pid; return 1; }
+	wait $pid
+	[ "$(wc -l < "$2")" -ge 5 ] || { fail "captured $(wc -l < "$2") frames"; return 1; }
+}
+
+# replay FILE: send the captured frames to node 1 again, out of p1
+replay()
+{
+	in_ns "$NS_BR" python3 -S -c '
+import binascii, socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("p1", 0))
+for l in open(sys.argv[1]):
+    s.send(binascii.unhexlify(l.strip()))
+' "$1"
+}
+
+# A capture of node 2's traffic to node 1, replayed: each frame counted
+# once in rx_replay, no message delivered twice, nothing else changed.
+replayed()
+{
+	local n
+	capture 3 "$ICS_TMP/cap" || return 1
+	n=$(wc -l < "$ICS_TMP/cap")
+	info "replaying $n frames of node 2 to node 1"
+	snap_all before || return 1
+	replay "$ICS_TMP/cap" || return 1
+	sleep 1
+	snap_all after || return 1
+	only_counted before after 1 rx_replay="$n"
+}
+
+# Node 2 restarts (unbind, bind: a new incarnation) and is admitted again;
+# the frames of its old incarnation, replayed, are refused.
+restarted()
+{
+	local n inc0 inc1
+	capture 3 "$ICS_TMP/old" || return 1
+	n=$(wc -l < "$ICS_TMP/old")
+	inc0=$(icstat_get "${NS[1]}" members 'next(m for m in j["members"] if m["node"] == 2)' incarnation)
+	in_ns "${NS[2]}" icsctl unbind && ics_bind "${NS[2]}" eth0 2 || return 1
+	wait_eq 30 member "node 2 a member of node 1's view again" icstat_get "${NS[1]}" members \
+		'next(m for m in j["members"] if m["node"] == 2)' state || return 1
+	ics_model reachable 30 "${NS[1]}:2" "${NS[2]}:1" || return 1
+	inc1=$(icstat_get "${NS[1]}" members 'next(m for m in j["members"] if m["node"] == 2)' incarnation)
+	[ "$inc1" != "$inc0" ] || { fail "node 2's incarnation did not change"; return 1; }
+	snap_all before || return 1
+	replay "$ICS_TMP/old" || return 1
+	sleep 1
+	snap_all after || return 1
+	only_counted before after 1 rx_replay="$n" || return 1
+	assert_eq "node 2's incarnation at node 1" "$inc1" "$(icstat_get "${NS[1]}" members \
+		'next(m for m in j["members"] if m["node"] == 2)' incarnation)"
+}
+
+# hb_all MS: every member's heartbeat interval
+hb_all()
+{
+	local n
+	for n in 1 2 3; do
+		in_ns "${NS[n]}" icsctl set heartbeat "$1" >/dev/null ||
+			{ fail "node $n: set heartbeat $1"; return 1; }
+	done
+}
+
+# Node 3 joins with the key; then key 2 replaces key 1 under traffic from
+# nodes 1 and 2 to node 3, following the admin guide: add key 2
+# everywhere, use it on each member, wait until every member checks key 2
+# from every peer, remove key 1.
+rotation()
+{
+	local n m c
+	keys_add 3 1 "$KEY1" && auth 3 1 accept && auth 3 1 require || return 1
+	ics_bind "${NS[3]}" eth0 3 || return 1
+	ics_model reachable 30 "${NS[1]}:3" "${NS[2]}:3" "${NS[3]}:1" "${NS[3]}:2" || return 1
+	# Quiet heartbeats for the model's snapshots (hb_all).
+	hb_all "$ICS_HB_LONG" || return 1
+	sleep 1
+	ics_model snap "${NS[1]}" "$ICS_TMP/before.1" "${NS[2]}" "$ICS_TMP/before.2" \
+		"${NS[3]}" "$ICS_TMP/before.3" || return 1
+	stress_start rot 3 16k 150 "TEST CFS DLM" 1:"${NS[1]}" 2:"${NS[2]}" || return 1
+	for n in 1 2 3; do
+		keys_add $n 2 "$KEY2" || return 1
+	done
+	for n in 1 2 3; do
+		in_ns "${NS[n]}" icsctl key use 2 >/dev/null || { fail "node $n: key use 2"; return 1; }
+		sleep 0.5
+	done
+	# Heartbeats again, as a cluster has them, to show every peer's key.
+	hb_all 100 || return 1
+	for n in 1 2 3; do
+		for m in 1 2 3; do
+			[ $n = $m ] && continue
+			wait_eq 20 2 "node $n checks key 2 from node $m" node_get "${NS[n]}" $m rx_key ||
+				return 1
+		done
+	done
+	hb_all "$ICS_HB_LONG" || return 1
+	for n in 1 2 3; do
+		in_ns "${NS[n]}" icsctl key del 1 >/dev/null || { fail "node $n: key del 1"; return 1; }
+	done
+	stress_wait || return 1
+	ics_model stress-check --count TEST:150 --count CFS:150 --count DLM:150 \
+		--send "1:${NS[1]}:$ICS_TMP/before.1:$ICS_TMP/rot.now1:$ICS_TMP/rot/s1.*" \
+		--send "2:${NS[2]}:$ICS_TMP/before.2:$ICS_TMP/rot.now2:$ICS_TMP/rot/s2.*" \
+		--recv "3:${NS[3]}:$ICS_TMP/before.3:$ICS_TMP/rot.now3" || return 1
+	for n in 1 2 3; do
+		for c in rx_auth_bad rx_no_key tx_auth_errors; do
+			assert_eq "node $n $c" 0 "$(stat_get "${NS[n]}" $c)" || return 1
+		done
+	done
+}
+
+step_add setup
+case_add "key add, use, del: errors; fingerprints for the admin only, never the key" commands
+case_add "a member with the wrong key is never heard: no row, no event, rx_auth_bad only" \
+	stranger "$WRONG" require
+case_add "a member without a key is never heard: no row, no event, rx_no_key only" \
+	stranger none off
+case_add "forged heartbeat, data, ack and reset change nothing but the counters" forged
+case_add "a capture replayed changes nothing but rx_replay, once per frame" replayed
+case_add "a restarted member is admitted; its old incarnation's frames are refused" restarted
+case_add "key rotation under traffic to a third member: nothing lost, no failure" rotation
+case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+cases_run
