@@ -37,6 +37,8 @@ LABEL = {
     "ics-kernel": "ics-kernel",
     "ics-user-nostats": "ics-user, statistics compiled out",
     "ics-kernel-nostats": "ics-kernel, statistics compiled out",
+    "ics-kernel-auth": "ics-kernel, cluster key required",
+    "ics-kernel-authoff": "ics-kernel, the same boot, authentication off",
 }
 METRICS = ["p50_us", "p90_us", "p99_us", "msgs_s", "mb_s", "cpu_us_per_msg", "send_lag_p99_us"]
 
@@ -57,6 +59,10 @@ TARGETS_A = [
      "stream", "mb_s", "ics-user", "ics-user-nostats", 0.98, [65536], "ge"),
     ("statistics cost ≤ 2 % of the ics-kernel 64 KiB stream",
      "stream", "mb_s", "ics-kernel", "ics-kernel-nostats", 0.98, [65536], "ge"),
+    ("a cluster key costs ≤ 10 % of the ics-kernel 64 B round trip p50",
+     "rr", "p50_us", "ics-kernel-auth", "ics-kernel-authoff", 1.10, [64], "le"),
+    ("a cluster key costs ≤ 15 % of the ics-kernel 64 KiB stream",
+     "stream", "mb_s", "ics-kernel-auth", "ics-kernel-authoff", 0.85, [65536], "ge"),
 ]
 TARGETS_B = [
     ("ics-user round trip p50 ≤ TCP at every size",

@@ -69,6 +69,7 @@ SIZES=${BENCH_SIZES:-64,128,256,512,1024,2048,4096,8192,16384,32768,65536,131072
 STREAM_SIZES=${BENCH_STREAM_SIZES:-$SIZES}
 RATES=${BENCH_RATES-500,1000,2000,4000,8000,16000}
 STATS_SIZE=${BENCH_STATS_SIZE:-65536}
+AUTH_SIZES=${BENCH_AUTH_SIZES:-64,1024,8192,65536}
 LOAD_SIZE=${BENCH_LOAD_SIZE:-8192}
 ORDER=${BENCH_TRANSPORT_LIST:-packet udp tcp tipc ics-user ics-kernel}
 # Client's and server's vCPU: different ones, so that each message crosses
@@ -361,6 +362,48 @@ stats_cost()
 	done
 }
 
+# auth_set MODE: authentication MODE (off, require) on both members, by
+# way of accept on both, as an administrator switches a cluster.
+auth_set()
+{
+	local ns
+	for ns in $A $B; do
+		ip netns exec $ns icsctl set auth accept >/dev/null || return 1
+	done
+	for ns in $A $B; do
+		ip netns exec $ns icsctl set auth "$1" >/dev/null || return 1
+	done
+}
+
+# auth_cost MTU: what a cluster key costs: ics-kernel round trips and
+# streams of AUTH_SIZES with authentication required on both members and
+# off, alternating REPS times, recorded as "ics-kernel-auth" and
+# "ics-kernel-authoff" (the kernel client: no system call in the way).
+auth_cost()
+{
+	local mtu=$1 rep mode tag ns
+	[ "$LAYOUT" = a ] || return 0
+	case " $avail " in *" ics-kernel "*) ;; *) return ;; esac
+	(umask 077 && icsctl key gen > "$tmp.key") || { log "icsctl key gen failed"; return; }
+	for ns in $A $B; do
+		ip netns exec $ns icsctl key add 1 "$tmp.key" >/dev/null &&
+			ip netns exec $ns icsctl key use 1 >/dev/null ||
+			{ log "no cluster key (icsctl key add): authentication cost not measured"; return; }
+	done
+	log "authentication cost at MTU $mtu: ics-kernel, cluster key required and off"
+	for rep in $(seq "$REPS"); do
+		for mode in off require; do
+			auth_set $mode || { log "icsctl set auth $mode failed"; return; }
+			tag=-auth
+			[ $mode = off ] && tag=-authoff
+			SIZES=$AUTH_SIZES run "$mtu" "$rep" ics-kernel rr "ics-kernel$tag"
+			STREAM_SIZES=$AUTH_SIZES run "$mtu" "$rep" ics-kernel stream "ics-kernel$tag"
+		done
+	done
+	auth_set off
+	rm -f "$tmp.key"
+}
+
 for mtu in $MTUS; do
 	log "=== transports, MTU $mtu ==="
 	if ! setup "$mtu"; then
@@ -388,6 +431,7 @@ for mtu in $MTUS; do
 		done
 	done
 	stats_cost "$mtu"
+	auth_cost "$mtu"
 	teardown
 done
 rm -f "$tmp.out" "$tmp.err"
