@@ -192,17 +192,27 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
 {
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb->data;
 	struct ics_net *in = b->in;
-	u8 id = READ_ONCE(in->key_tx), sk[ICS_AUTH_KEY_LEN];
+	u8 id, sk[ICS_AUTH_KEY_LEN];
 	const struct ics_key *k;
 	struct ics_peer *p;
 	atomic64_t *ctr;
 	u64 c;
 	int err = -ENOKEY;
 
-	if (!id || READ_ONCE(in->auth_mode) == ICS_AUTH_OFF)
+	if (READ_ONCE(in->auth_mode) == ICS_AUTH_OFF)
 		return 0;
 	rcu_read_lock();
+	id = READ_ONCE(in->key_tx);
+	if (!id) {
+		rcu_read_unlock();
+		return 0;
+	}
 	k = ics_key_find(in, id);
+	if (!k) {
+		/* KEY_USE then KEY_DEL of the old key since we read key_tx */
+		id = READ_ONCE(in->key_tx);
+		k = id ? ics_key_find(in, id) : NULL;
+	}
 	if (h->dst_node == ICS_NODE_BROADCAST) {
 		ctr = &b->bcast_ctr;
 	} else {

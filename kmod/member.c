@@ -325,6 +325,8 @@ static void ics_hello_rtt(struct ics_bind *b, struct ics_peer *p, const struct i
 /* Fields rx.c could not check; reserved ones are ignored, for later versions. */
 static bool ics_hello_valid(const struct ics_wire_hello *h)
 {
+	/* The same size on every ABI (seen is a __be64): no implicit padding. */
+	BUILD_BUG_ON(sizeof(struct ics_wire_hello) != 176);
 	u32 ms = ntohl(h->hello_ms);
 	int i;
 

@@ -261,6 +261,12 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 			goto bad;
 		}
 	}
+	/* A signed frame of ours come back (a loop, a replay): no conflict. */
+	if (bad == ICS_STAT_RX_NODE_CONFLICT && checked && h->src_node == b->node_id &&
+	    ntohl(h->incarnation) == b->incarnation && get_unaligned_be64(h->salt) == b->salt) {
+		bad = ICS_STAT_RX_REPLAY;
+		goto bad;
+	}
 	if (bad == ICS_STAT_RX_NODE_CONFLICT) {
 		ics_member_conflict(b, NULL, h->src_node, eth_hdr(skb)->h_source);
 		goto drop;

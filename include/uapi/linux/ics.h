@@ -467,6 +467,7 @@ struct ics_wire_hello {
 	__u8	reserved2[2];
 	__be32	nonce;		/* sender's, random at every bind: admission */
 	struct ics_wire_echo echo[ICS_HB_ECHOES];
+	__u8	reserved3[4];	/* explicit: 176 bytes on every ABI */
 };
 
 #define ICS_HF_REPLY	0x01	/* unicast answer: we hear you, or a challenge */
