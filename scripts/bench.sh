@@ -28,7 +28,7 @@
 #   BENCH_FORM        cluster sizes to time formation for (default "8 16 32")
 #   BENCH_PARTS       what runs (default "veth transports members")
 #   BENCH_REPS, BENCH_SECS, BENCH_SIZES, BENCH_STREAM_SIZES, BENCH_RATES,
-#   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN, BENCH_STATS_SIZE
+#   BENCH_LOAD_SIZE, BENCH_TRANSPORT_LIST, BENCH_PIN, BENCH_STATS_SIZE, BENCH_AUTH_SIZES
 #                     the transport runs (see scripts/bench-transports.sh;
 #                     5 repetitions of 0.5 s per point by default)
 #   BENCH_LAYOUTS     "a b" (default): (a) one VM, two namespaces, one veth;
@@ -91,7 +91,8 @@ gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-pe
 	echo "BENCH_FORM='${BENCH_FORM:-8 16 32}'"
 	# The rest only when set (an empty BENCH_RATES means no rr-load).
 	for v in BENCH_PARTS BENCH_REPS BENCH_SECS BENCH_SIZES BENCH_STREAM_SIZES \
-		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN BENCH_STATS_SIZE; do
+		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN BENCH_STATS_SIZE \
+		BENCH_AUTH_SIZES; do
 		[ -n "${!v+x}" ] && printf '%s=%q\n' "$v" "${!v}"
 	done
 } > "$res/stage/env"
