@@ -139,6 +139,9 @@ void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u6
 /*
  * Whether counter @ctr is new to @r (and now seen): not 0, not seen
  * before, not more than ICS_REPLAY_WINDOW behind the highest seen. The
+ * first counter a window sees stands for all those before it: a receiver
+ * that starts listening late (a new binding of ours, a sender's claim)
+ * cannot tell which of them it missed and which a recording replays. The
  * caller holds the lock of what @r belongs to, and calls this only for a
  * frame whose tag checked, so a forged frame cannot move the window.
  */
@@ -151,6 +154,12 @@ bool ics_replay_check(struct ics_replay *r, u64 ctr)
 	if (!ctr || ctr >= ICS_AUTH_CTR_LIMIT || ctr + ICS_REPLAY_WINDOW < r->top)
 		return false;
 	index = ctr / BITS_PER_LONG;
+	if (!r->top) {
+		memset(r->bits, 0xff, sizeof(r->bits));
+		r->bits[index & (words - 1)] = GENMASK(ctr & (BITS_PER_LONG - 1), 0);
+		r->top = ctr;
+		return true;
+	}
 	if (ctr > r->top) {
 		/* Clear the words between the old top and the new one. */
 		cur = r->top / BITS_PER_LONG;
@@ -182,17 +191,34 @@ static u64 ics_hdr_ctr(const struct ics_wire_hdr *h)
 }
 
 /*
+ * The associated data's linear part: the Ethernet source @src (so that a
+ * frame replayed from another station does not check), zeroes to a
+ * Poly1305 block, and the header up to the tag with check 0.
+ */
+#define ICS_AUTH_AD_PRE		16
+#define ICS_AUTH_CLAIM_HOLD_NS	(2ULL * NSEC_PER_SEC)
+#define ICS_AUTH_AD_LEN		(ICS_AUTH_AD_PRE + ICS_AUTH_AD_HDR)
+
+static void ics_auth_ad(u8 ad[ICS_AUTH_AD_LEN], const u8 *src, const struct ics_wire_hdr *h)
+{
+	memset(ad, 0, ICS_AUTH_AD_PRE);
+	ether_addr_copy(ad, src);
+	memcpy(ad + ICS_AUTH_AD_PRE, h, ICS_AUTH_AD_HDR);
+	((struct ics_wire_hdr *)(ad + ICS_AUTH_AD_PRE))->check = 0;
+}
+
+/*
  * Sign the frame @skb (its header at skb->data, check 0, the payload
- * after it) with the key in use, if the mode says so: key id, counter,
- * salt and tag into the header. The counter is per destination (each
+ * after it) with the key in use, if the mode says so: key id, counter
+ * and tag into the header (ics_frame_alloc() wrote the salt). The counter is per destination (each
  * peer's, or the broadcast one), so a receiver's window sees every value
  * meant for it, in the order sent. 0, or an error: the frame must not go.
  */
 int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
 {
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb->data;
+	u8 id, sk[ICS_AUTH_KEY_LEN], ad[ICS_AUTH_AD_LEN] __aligned(8);
 	struct ics_net *in = b->in;
-	u8 id, sk[ICS_AUTH_KEY_LEN];
 	const struct ics_key *k;
 	struct ics_peer *p;
 	atomic64_t *ctr;
@@ -225,9 +251,9 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
 			h->key_id = id;
 			h->ctr_hi = htons(c >> 32);
 			h->ctr_lo = htonl((u32)c);
-			put_unaligned_be64(b->salt, h->salt);
+			ics_auth_ad(ad, b->dev->dev_addr, h);
 			ics_auth_derive(k->key, id, b->node_id, b->incarnation, b->salt, sk);
-			err = ics_auth_tag(sk, h->dst_node, c, skb->data, ICS_AUTH_AD_HDR, skb,
+			err = ics_auth_tag(sk, h->dst_node, c, ad, sizeof(ad), skb,
 					   ICS_HDR_LEN, skb->len - ICS_HDR_LEN, h->tag);
 			memzero_explicit(sk, sizeof(sk));
 		} else {
@@ -253,7 +279,7 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 {
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
 	u8 mode = READ_ONCE(b->in->auth_mode), sk[ICS_AUTH_KEY_LEN], tag[ICS_AUTH_TAG_LEN];
-	u8 ad[ICS_AUTH_AD_HDR] __aligned(8);
+	u8 ad[ICS_AUTH_AD_LEN] __aligned(8);
 	const struct ics_key *k;
 	enum ics_stat bad = 0;
 
@@ -263,8 +289,7 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 	BUILD_BUG_ON(__alignof__(struct ics_wire_hdr) > 4);
 	*checked = false;
 	if (!h->key_id) {
-		if (h->auth_flags || h->ctr_hi || h->ctr_lo || memchr_inv(h->salt, 0, sizeof(h->salt)) ||
-		    memchr_inv(h->tag, 0, sizeof(h->tag)))
+		if (h->auth_flags || h->ctr_hi || h->ctr_lo || memchr_inv(h->tag, 0, sizeof(h->tag)))
 			return ICS_STAT_RX_AUTH_BAD;
 		return mode == ICS_AUTH_REQUIRE ? ICS_STAT_RX_NO_KEY : 0;
 	}
@@ -275,8 +300,7 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 	if (!k) {
 		bad = mode == ICS_AUTH_OFF ? 0 : ICS_STAT_RX_NO_KEY;
 	} else {
-		memcpy(ad, h, sizeof(ad));
-		((struct ics_wire_hdr *)ad)->check = 0;
+		ics_auth_ad(ad, eth_hdr(skb)->h_source, h);
 		ics_auth_derive(k->key, h->key_id, h->src_node, ntohl(h->incarnation),
 				get_unaligned_be64(h->salt), sk);
 		if (ics_auth_tag(sk, h->dst_node, ics_hdr_ctr(h), ad, sizeof(ad), skb,
@@ -293,35 +317,78 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 
 /*
  * After ics_auth_check() passed a frame signed with a key we hold, and
- * the frame's peer @p is known: whether its counter is new. Counters
- * belong to one incarnation and salt of the sender: a newer incarnation
- * starts the windows afresh, an older one (or a second salt for the same
- * incarnation: a clone) is a replay. replay_lock; the receive path.
+ * the frame's peer @p is known: 0 if its counter is new, else what to
+ * count. Counters belong to one binding of the sender (its incarnation
+ * and salt). Those of the binding membership confirmed are checked in
+ * rp_cur; a heartbeat of another binding (a claim, or a replay of an
+ * older one: membership tells them apart, member.c) in rp_claim, which
+ * starts afresh for each new one and becomes rp_cur when membership
+ * confirms it (ics_auth_confirm()). Any other frame of another binding is
+ * a leftover, or a frame of a node that is not a member yet. No confirmed
+ * binding is preferred for its incarnation, so a node restarted with its
+ * clock set back is not locked out; only a claim heard lately is, against
+ * an older one. replay_lock; the receive path.
  */
-bool ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
+enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
 {
 	u32 inc = ntohl(h->incarnation);
 	u64 salt = get_unaligned_be64(h->salt);
-	bool ok = true;
+	struct ics_replay_ctx *r = &p->rp_cur;
+	u64 now = ktime_get_ns();
+	enum ics_stat bad = 0;
 
 	spin_lock(&p->replay_lock);
-	if (inc != p->replay_inc || salt != p->replay_salt) {
-		if (p->replay_inc && !ics_before(p->replay_inc, inc)) {
-			ok = false;
-		} else {
-			p->replay_inc = inc;
-			p->replay_salt = salt;
-			memset(&p->replay_uni, 0, sizeof(p->replay_uni));
-			memset(&p->replay_bcast, 0, sizeof(p->replay_bcast));
+	if (inc != r->inc || salt != r->salt) {
+		if (h->type != ICS_FT_HELLO) {
+			spin_unlock(&p->replay_lock);
+			return ics_live(READ_ONCE(p->state)) ? ICS_STAT_RX_BAD_SESSION :
+							       ICS_STAT_RX_PEER_DOWN;
+		}
+		r = &p->rp_claim;
+		if (inc != r->inc || salt != r->salt) {
+			/*
+			 * A claim heard lately gives way to a newer
+			 * incarnation only: a recording of an older binding
+			 * cannot keep replacing the claim of the node as it
+			 * is now. An idle one gives way to any.
+			 */
+			if (r->inc && now - r->heard_ns < ICS_AUTH_CLAIM_HOLD_NS &&
+			    !ics_before(r->inc, inc)) {
+				spin_unlock(&p->replay_lock);
+				return ICS_STAT_RX_BAD_SESSION;
+			}
+			memset(r, 0, sizeof(*r));
+			r->inc = inc;
+			r->salt = salt;
 		}
 	}
-	if (ok)
-		ok = ics_replay_check(h->dst_node == ICS_NODE_BROADCAST ? &p->replay_bcast :
-				      &p->replay_uni, ics_hdr_ctr(h));
-	if (ok && p->rx_key != h->key_id)
+	if (!ics_replay_check(h->dst_node == ICS_NODE_BROADCAST ? &r->bcast : &r->uni,
+			      ics_hdr_ctr(h)))
+		bad = ICS_STAT_RX_REPLAY;
+	else if (r == &p->rp_claim)
+		r->heard_ns = now;
+	else if (p->rx_key != h->key_id)
 		WRITE_ONCE(p->rx_key, h->key_id);
 	spin_unlock(&p->replay_lock);
-	return ok;
+	return bad;
+}
+
+/*
+ * Membership confirmed binding (@inc, @salt) of @p (member.c): its
+ * counters seen so far, if it signs, are those of the claim.
+ */
+void ics_auth_confirm(struct ics_peer *p, u32 inc, u64 salt)
+{
+	spin_lock(&p->replay_lock);
+	if (p->rp_claim.inc == inc && p->rp_claim.salt == salt) {
+		p->rp_cur = p->rp_claim;
+	} else if (p->rp_cur.inc != inc || p->rp_cur.salt != salt) {
+		memset(&p->rp_cur, 0, sizeof(p->rp_cur));
+		p->rp_cur.inc = inc;
+		p->rp_cur.salt = salt;
+	}
+	memset(&p->rp_claim, 0, sizeof(p->rp_claim));
+	spin_unlock(&p->replay_lock);
 }
 
 /*
@@ -481,8 +548,10 @@ static int __init ics_auth_selftest_tags(void)
 static int __init ics_auth_selftest_replay(void)
 {
 	static const struct { u64 ctr; bool ok; } script[] = {
-		{ 0, false }, { 1, true }, { 1, false }, { 3, true }, { 2, true },
-		{ 2, false }, { 3, false }, { 100, true }, { 99, true }, { 100, false },
+		{ 0, false }, { 5, true }, { 4, false }, { 1, false }, { 5, false },
+		{ 7, true }, { 6, true }, { 6, false }, { 7, false },
+		{ 64, true }, { 63, true }, { 63, false }, { 65, true },
+		{ 100, true }, { 99, true }, { 100, false },
 		{ 100 + ICS_REPLAY_WINDOW, true }, { 99, false }, { 100, false },
 		{ 101, true }, { 101, false },
 		{ 100 + 3 * ICS_REPLAY_WINDOW, true }, { 99 + 2 * ICS_REPLAY_WINDOW, false },

@@ -53,6 +53,7 @@
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
 #include <linux/percpu.h>
+#include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -187,7 +188,7 @@ struct ics_bind {
 	bool defer_held;		/* member_lock: this one counted in hb_deferred */
 	struct ics_rx_cpu __percpu *rx_cpu;	/* member.c: markers through our receive path */
 	u64 rx_cookie;			/* marks our marker frames (random) */
-	u32 hello_nonce;		/* in our heartbeats; echoes must return it */
+	siphash_key_t hello_key;	/* our heartbeats' nonces (member.c) */
 	u64 salt;			/* auth.c: in every signed frame (random) */
 	atomic64_t bcast_ctr;		/* auth.c: counter of signed broadcasts */
 	u32 hb_seq;			/* member_lock: our last periodic heartbeat */
@@ -232,6 +233,7 @@ struct ics_link {
 	struct ics_chanq q[ICS_CHANNELS];
 	struct list_head sent;		/* cut, not acknowledged, in seq order */
 	u32 tx_sess;			/* 0 until the first frame */
+	u32 tx_dst_inc;			/* the peer's incarnation when tx_sess began */
 	u32 snd_una, snd_nxt;		/* [snd_una, snd_nxt) in flight */
 	u32 recover;			/* in loss recovery until snd_una passes it */
 	u32 cwnd, ssthresh;
@@ -324,6 +326,14 @@ struct ics_replay {
 	unsigned long bits[ICS_REPLAY_BITS / BITS_PER_LONG];
 };
 
+/* The counters of one binding of a sender (its incarnation and salt). */
+struct ics_replay_ctx {
+	u64 salt;
+	u64 heard_ns;			/* a claim's: its last frame taken */
+	u32 inc;
+	struct ics_replay uni, bcast;	/* its frames to us, its broadcasts */
+};
+
 struct ics_peer {
 	struct ics_bind *b;
 	u8 node_id;
@@ -338,15 +348,14 @@ struct ics_peer {
 	bool dead;			/* unbinding: take nothing more */
 	/*
 	 * Authentication (auth.c): the counter of our signed frames to it,
-	 * and the counters seen in its signed frames (unicast to us and
-	 * broadcast) for one incarnation and salt of it: replay_lock.
+	 * and the counters seen in its signed frames, under replay_lock: of
+	 * the binding membership confirmed (rp_cur), and of the last other
+	 * one that sent a heartbeat (rp_claim: a claim, member.c).
 	 */
 	atomic64_t tx_ctr;
 	u8 rx_key;			/* key id of its last frame checked; READ_ONCE */
 	spinlock_t replay_lock;
-	u32 replay_inc;
-	u64 replay_salt;
-	struct ics_replay replay_uni, replay_bcast;
+	struct ics_replay_ctx rp_cur, rp_claim;
 
 	/* membership: member_lock */
 	u8 reason;			/* enum ics_reason of the last change */
@@ -428,6 +437,7 @@ struct ics_hdr_args {
 	u8 type, flags, channel, dst;
 	u32 sess, seq, ack_sess, ack;
 	u32 msg_id, msg_len, off;
+	u32 dst_inc;			/* unicast: the receiver's incarnation */
 };
 
 /* Module parameters (main.c): defaults of every new instance. */
@@ -545,7 +555,8 @@ bool ics_replay_check(struct ics_replay *r, u64 ctr);
 int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb);
 enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 frag_len,
 			     bool *checked);
-bool ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h);
+enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h);
+void ics_auth_confirm(struct ics_peer *p, u32 inc, u64 salt);
 
 /* key.c: the cluster keys of an instance */
 int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack *extack);
@@ -560,9 +571,9 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 				u32 room, gfp_t gfp);
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio);
 u32 ics_link_mtu(const struct ics_peer *p);
-void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *to, const struct ics_wire_hello *h,
-		    gfp_t gfp);
-void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess);
+void ics_hello_xmit(struct ics_bind *b, u8 node, u32 dst_inc, const u8 *to,
+		    const struct ics_wire_hello *h, gfp_t gfp);
+void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 dst_inc, u32 sess);
 
 /* link_tx.c: the send side of a link */
 u32 ics_window(const struct ics_peer *p);
@@ -690,8 +701,8 @@ void ics_member_announce(struct ics_bind *b);
 void ics_member_set_tunables(struct ics_net *in, const u32 *hb_ms, const u32 *misses,
 			     const u32 *votes, const u32 *expected);
 void ics_member_conflict(struct ics_bind *b, struct ics_peer *p, u8 node, const u8 *addr);
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct sk_buff *skb,
-		   u32 frame_len, u32 inc);
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, u64 salt,
+		   struct sk_buff *skb, u32 frame_len, u32 inc);
 void ics_timer(struct timer_list *t);
 void ics_check_timer(struct timer_list *t);
 int ics_rx_cpu_init(struct ics_bind *b);

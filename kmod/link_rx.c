@@ -395,7 +395,7 @@ drop:
 	spin_unlock(&p->lock);
 	kfree_skb(skb);
 	if (reset)
-		ics_reset_send(p->b, p->node_id, p->addr, sess);
+		ics_reset_send(p->b, p->node_id, p->addr, inc, sess);
 	if (ack_now)
 		ics_link_ack_send(p);
 }
@@ -411,6 +411,7 @@ void ics_link_ack_send(struct ics_peer *p)
 		.type = ICS_FT_ACK,
 		.channel = ICS_CH_CNX,
 		.dst = p->node_id,
+		.dst_inc = READ_ONCE(p->incarnation),
 		.msg_len = ICS_ACK_LEN,
 	};
 	struct ics_link *l = &p->link;

@@ -147,6 +147,8 @@ static void ics_round_begin(struct ics_link *l, u64 now)
 /* A new session: numbering restarts at 1, the receiver starts afresh. */
 static void ics_new_session(struct ics_link *l)
 {
+	/* Its frames are for the peer's binding of now (dst_inc), retransmissions too. */
+	l->tx_dst_inc = READ_ONCE(container_of(l, struct ics_peer, link)->incarnation);
 	if (l->tx_sess)
 		l->tx_sess = l->tx_sess + 1 ?: 1;
 	else
@@ -435,6 +437,7 @@ static struct sk_buff *ics_data_frame(struct ics_peer *p, const struct ics_txfra
 		.flags = flags,
 		.channel = m->channel,
 		.dst = p->node_id,
+		.dst_inc = l->tx_dst_inc,
 		.sess = l->tx_sess,
 		.seq = seq,
 		.msg_id = m->msg_id,

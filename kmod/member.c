@@ -260,6 +260,16 @@ static void ics_echo_put(struct ics_wire_echo *e, struct ics_peer *p, u64 now)
 }
 
 /*
+ * The nonce of our heartbeat sent at @us (microseconds of the monotonic
+ * clock, all 64 bits): a keyed hash, so that an echo of it is an echo of
+ * that heartbeat of this binding and no other (ics_claim()).
+ */
+static u32 ics_hello_nonce(const struct ics_bind *b, u64 us)
+{
+	return (u32)siphash_1u64(us, &b->hello_key);
+}
+
+/*
  * Our heartbeat as it stands (member_lock held): the nodes we hear, and
  * echoes of up to ICS_HB_ECHOES heartbeats not echoed yet, @to's first.
  * Every node it lists (@to only, for a unicast answer) is told we hear it.
@@ -268,7 +278,7 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 			    struct ics_peer *to)
 {
 	struct ics_net *in = b->in;
-	u64 now = ktime_get_ns(), seen = 0;
+	u64 now = ktime_get_ns(), seen = 0, us = div_u64(now, NSEC_PER_USEC);
 	unsigned int n = 0, i, node, start = b->echo_next;
 	struct ics_peer *p;
 
@@ -279,8 +289,8 @@ static void ics_hello_build(struct ics_bind *b, struct ics_wire_hello *h, u32 fl
 	h->hello_ms = htonl(READ_ONCE(in->hb_ms));
 	h->flags = htonl(flags);
 	h->seq = htonl(b->hb_seq);
-	h->ts_us = htonl((u32)div_u64(now, NSEC_PER_USEC));
-	h->nonce = htonl(b->hello_nonce);
+	h->ts_us = htonl((u32)us);
+	h->nonce = htonl(ics_hello_nonce(b, us));
 	h->votes = READ_ONCE(in->votes);
 	ics_pause_put(ics_pause_word(in), &h->paused, &h->pause_gen);
 	if (to && to->echo_pending)
@@ -356,7 +366,8 @@ static bool ics_hello_valid(const struct ics_wire_hello *h)
 static bool ics_claim(struct ics_bind *b, struct ics_peer *p, const u8 *src, u32 inc,
 		      const struct ics_wire_hello *h, u64 now)
 {
-	u32 age, now_us = (u32)div_u64(now, NSEC_PER_USEC);
+	u64 now_us = div_u64(now, NSEC_PER_USEC);
+	u32 age;
 	int i;
 
 	if (p->claim_ns && inc == p->claim_inc && ether_addr_equal(src, p->claim_addr) &&
@@ -364,12 +375,12 @@ static bool ics_claim(struct ics_bind *b, struct ics_peer *p, const u8 *src, u32
 		for (i = 0; i < ICS_HB_ECHOES; i++) {
 			if (h->echo[i].node != b->node_id)
 				continue;
-			/* of this binding of ours (a capture of an earlier one is not) */
-			if (ntohl(h->echo[i].nonce) != b->hello_nonce)
-				return false;
 			/* sent since the claim began: not longer ago than it */
-			age = now_us - ntohl(h->echo[i].ts_us);
-			return age <= now_us - (u32)div_u64(p->claim_ns, NSEC_PER_USEC);
+			age = (u32)now_us - ntohl(h->echo[i].ts_us);
+			if (age > now_us - div_u64(p->claim_ns, NSEC_PER_USEC))
+				return false;
+			/* and that very heartbeat of this binding of ours */
+			return ntohl(h->echo[i].nonce) == ics_hello_nonce(b, now_us - age);
 		}
 		return false;
 	}
@@ -406,12 +417,12 @@ static u64 ics_peer_hb_ns(const struct ics_net *in, const struct ics_peer *p)
 }
 
 /*
- * A heartbeat from @p, from MAC @src, incarnation @inc (rx.c checked the
- * frame). Updates the view; answers a node that does not know yet that we
- * hear it, and challenges a claim.
+ * A heartbeat from @p, from MAC @src, incarnation @inc and salt @salt
+ * (rx.c checked the frame). Updates the view; answers a node that does not
+ * know yet that we hear it, and challenges a claim.
  */
-void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct sk_buff *skb,
-		   u32 frame_len, u32 inc)
+void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, u64 salt,
+		   struct sk_buff *skb, u32 frame_len, u32 inc)
 {
 	struct ics_net *in = b->in;
 	u64 now = ktime_get_ns(), gap;
@@ -448,15 +459,14 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 	if (ics_live(old) && inc == p->incarnation && ether_addr_equal(src, p->addr)) {
 		/*
 		 * The node we hold alive. Its heartbeats count 1, 2, ...: one
-		 * older than the last is a leftover or a stray copy (a sign of
-		 * life, no more); one further ahead than it could have counted
+		 * older than the last is a leftover, a stray copy or a
+		 * recording (not a sign of life: a recording would keep a dead
+		 * node alive); one further ahead than it could have counted
 		 * since its last (at the shortest interval) is corrupted.
 		 */
 		ahead = seq - p->hb_seq;
 		if (ahead < 0 || (u64)ahead > 2 + div_u64(now - p->hb_rx_ns,
 							  ICS_HEARTBEAT_MS_MIN * NSEC_PER_MSEC)) {
-			if (ahead < 0)
-				ics_heard(p, now);
 			spin_unlock_bh(&in->member_lock);
 			ics_count(in, ICS_STAT_RX_BAD_HELLO);
 			return;
@@ -474,6 +484,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		return;
 	} else if (!(flags & ICS_HF_LEAVING) && ics_claim(b, p, src, inc, &h, now)) {
 		/* Confirmed: the node as it is now; tell it we hear it. */
+		ics_auth_confirm(p, inc, salt);
 		p->claim_ns = 0;
 		p->told = false;
 		moved = p->incarnation && !ether_addr_equal(src, p->addr);
@@ -504,7 +515,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		spin_unlock_bh(&in->member_lock);
 		ics_count(in, ICS_STAT_RX_UNCONFIRMED);
 		if (reply)
-			ics_hello_xmit(b, p->node_id, from, &ans, GFP_ATOMIC);
+			ics_hello_xmit(b, p->node_id, inc, from, &ans, GFP_ATOMIC);
 		return;
 	}
 	ics_count_rx_frame(in, frame_len);
@@ -586,7 +597,7 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, struct
 		ics_link_push(p);	/* frames in flight may be too big now */
 	}
 	if (reply)
-		ics_hello_xmit(b, p->node_id, NULL, &ans, GFP_ATOMIC);
+		ics_hello_xmit(b, p->node_id, inc, NULL, &ans, GFP_ATOMIC);
 }
 
 /*
@@ -903,7 +914,7 @@ void ics_timer(struct timer_list *t)
 		queue_work(system_highpri_wq, &in->pause_work);
 	}
 	ics_link_fail_report(in, &fail, -EHOSTDOWN);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_ATOMIC);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, 0, NULL, &h, GFP_ATOMIC);
 
 	/* On the beat, unless we are a whole interval behind it. */
 	mod_timer(&b->timer, late ? jiffies + iv : due + iv);
@@ -942,7 +953,7 @@ void ics_member_start(struct ics_bind *b)
 	spin_lock_bh(&in->member_lock);
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, 0, NULL, &h, GFP_KERNEL);
 	mod_timer(&b->timer, jiffies + msecs_to_jiffies(READ_ONCE(in->hb_ms)));
 }
 
@@ -954,7 +965,7 @@ void ics_member_leave(struct ics_bind *b)
 	spin_lock_bh(&b->in->member_lock);
 	ics_hello_build(b, &h, ICS_HF_LEAVING, NULL);
 	spin_unlock_bh(&b->in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, 0, NULL, &h, GFP_KERNEL);
 }
 
 /* Unbound (RTNL; @b unpublished, no reader left): the view is gone. */
@@ -979,7 +990,7 @@ void ics_member_announce(struct ics_bind *b)
 	spin_lock_bh(&b->in->member_lock);
 	ics_hello_build(b, &h, 0, NULL);
 	spin_unlock_bh(&b->in->member_lock);
-	ics_hello_xmit(b, ICS_NODE_BROADCAST, NULL, &h, GFP_KERNEL);
+	ics_hello_xmit(b, ICS_NODE_BROADCAST, 0, NULL, &h, GFP_KERNEL);
 }
 
 /*

@@ -69,6 +69,9 @@ static enum ics_stat ics_check(const struct ics_bind *b, const struct ics_wire_h
 			return ICS_STAT_RX_BAD_LEN;
 		break;
 	}
+	/* Made for this binding of ours (a unicast), or for anyone (a broadcast)? */
+	if (ntohl(h->dst_inc) != (h->dst_node == ICS_NODE_BROADCAST ? 0 : b->incarnation))
+		return ICS_STAT_RX_BAD_SESSION;
 	if (h->src_node == b->node_id)
 		return ICS_STAT_RX_NODE_CONFLICT;	/* someone else uses our id */
 	return 0;
@@ -206,6 +209,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	u32 taken[ICS_CHANNELS];
 	u32 sess, seq, ack_sess, ack, inc;
 	struct ics_peer *p;
+	u64 salt;
 	enum ics_stat bad;
 	bool checked = false;
 	u16 frag_len;
@@ -283,6 +287,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	ack_sess = ntohl(h->ack_sess);
 	ack = ntohl(h->ack);
 	inc = ntohl(h->incarnation);
+	salt = get_unaligned_be64(h->salt);
 	if (type == ICS_FT_DATA) {
 		struct ics_frag *f = &ICS_RXCB(skb)->f;
 
@@ -303,9 +308,10 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	p = ics_peer_lookup(b, h->src_node, eth_hdr(skb)->h_source);
 	if (!p)
 		goto drop;
-	if (checked && !ics_auth_fresh(p, h)) {
-		bad = ICS_STAT_RX_REPLAY;
-		goto bad;
+	if (checked) {
+		bad = ics_auth_fresh(p, h);
+		if (bad)
+			goto bad;
 	}
 
 	/*
@@ -320,7 +326,7 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 
 	/* Heartbeats make the view (member.c): incarnations, restarts, states. */
 	if (type == ICS_FT_HELLO) {
-		ics_hello_rcv(b, p, eth_hdr(skb)->h_source, skb, ICS_HDR_LEN + frag_len, inc);
+		ics_hello_rcv(b, p, eth_hdr(skb)->h_source, salt, skb, ICS_HDR_LEN + frag_len, inc);
 		return NET_RX_SUCCESS;
 	}
 	/*

@@ -48,13 +48,16 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 	h->msg_len = htonl(a->msg_len);
 	h->frag_off = htonl(a->off);
 	h->incarnation = htonl(b->incarnation);
+	h->dst_inc = a->dst == ICS_NODE_BROADCAST ? 0 : htonl(a->dst_inc);
+	put_unaligned_be64(b->salt, h->salt);
 	return skb;
 }
 
 /*
  * Seal (a tag if we sign, auth.c; CRC32C over header and payload; the
- * header linear, the payload linear or in page fragments) and send. Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a
- * priority qdisc on the NIC keeps urgent frames ahead of bulk ones too.
+ * header linear, the payload linear or in page fragments) and send.
+ * Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a priority
+ * qdisc on the NIC keeps urgent frames ahead of bulk ones too.
  */
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio)
 {
@@ -107,16 +110,17 @@ u32 ics_link_mtu(const struct ics_peer *p)
 }
 
 /*
- * Send heartbeat @h (member.c built it) to @node at @to (NULL: the MAC we
- * know it at), or broadcast.
+ * Send heartbeat @h (member.c built it) to @node, incarnation @dst_inc, at
+ * @to (NULL: the MAC we know it at), or broadcast.
  */
-void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *to, const struct ics_wire_hello *h,
-		    gfp_t gfp)
+void ics_hello_xmit(struct ics_bind *b, u8 node, u32 dst_inc, const u8 *to,
+		    const struct ics_wire_hello *h, gfp_t gfp)
 {
 	struct ics_hdr_args a = {
 		.type = ICS_FT_HELLO,
 		.channel = ICS_CH_CNX,
 		.dst = node,
+		.dst_inc = dst_inc,
 		.msg_len = ICS_HELLO_LEN,
 	};
 	u8 addr[ETH_ALEN];
@@ -146,13 +150,14 @@ void ics_hello_xmit(struct ics_bind *b, u8 node, const u8 *to, const struct ics_
 	}
 }
 
-/* Tell @node that we hold no state for its session @sess. */
-void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 sess)
+/* Tell @node (incarnation @dst_inc) that we hold no state for its session @sess. */
+void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 dst_inc, u32 sess)
 {
 	struct ics_hdr_args a = {
 		.type = ICS_FT_RESET,
 		.channel = ICS_CH_CNX,
 		.dst = node,
+		.dst_inc = dst_inc,
 		.sess = sess,
 	};
 	struct sk_buff *skb = ics_frame_alloc(b, &a, 0, 0, GFP_ATOMIC);

@@ -297,24 +297,28 @@ static inline unsigned int ics_hist_row(__u32 n)
 }
 
 /*
- * Frame header on the wire (80 bytes); multi-byte fields are big-endian.
+ * Frame header on the wire (84 bytes); multi-byte fields are big-endian.
  *
- * Every unicast frame belongs to the link between src_node and dst_node.
+ * Every unicast frame belongs to the link between src_node and dst_node,
+ * and names the binding of dst_node it was made for: dst_inc, the
+ * receiver's incarnation as the sender knows it (0 in a broadcast). A
+ * receiver drops a unicast frame made for an earlier binding of its own.
  * DATA frames are numbered: seq counts frames from 1 within the sender's
  * session sess (a random non-zero id the sender picks whenever it starts its
  * side of the link afresh). Any frame may carry an acknowledgement: ack_sess
  * names the receiver's own session and ack the highest seq of it received in
- * order; ack_sess 0 means "no acknowledgement". incarnation tells a
+ * order; ack_sess 0 means "no acknowledgement". incarnation and salt tell a
  * restarted sender from the old one in every frame. check is the CRC32C
  * (Castagnoli) of the header, with check 0, and the frag_len payload bytes.
  *
  * Authentication (a cluster key, see "Cluster keys" below): a signed frame
- * names the key in key_id, carries the sender's counter and salt, and tag:
- * the RFC 8439 ChaCha20-Poly1305 tag, with an empty plaintext, of the
- * header's first ICS_AUTH_AD_HDR bytes (check 0) and the payload, under
- * the sender's key for (key, src_node, incarnation, salt) and the nonce
- * le32 0 | le32 dst_node | le64 counter. An unsigned frame has key_id 0
- * and zeroes in the other three.
+ * names the key in key_id, carries the sender's counter, and tag: the
+ * RFC 8439 ChaCha20-Poly1305 tag, with an empty plaintext, of the
+ * associated data "the Ethernet source address, 10 zero bytes, the
+ * header's first ICS_AUTH_AD_HDR bytes (check 0), the payload", under the
+ * sender's key for (key, src_node, incarnation, salt) and the nonce
+ * le32 0 | le32 dst_node | le64 counter. An unsigned frame has key_id 0,
+ * and zeroes in auth_flags, the counter and the tag.
  */
 struct ics_wire_hdr {
 	__u8	version;	/* ICS_WIRE_VERSION */
@@ -334,6 +338,7 @@ struct ics_wire_hdr {
 	__be32	frag_off;	/* offset of this payload in the message */
 	__be32	incarnation;	/* sender's, new and larger at every bind */
 	__be32	check;		/* CRC32C of header (check = 0) and payload */
+	__be32	dst_inc;	/* unicast: the receiver's incarnation; broadcast: 0 */
 	__u8	key_id;		/* cluster key that signed the frame, 0: unsigned */
 	__u8	auth_flags;	/* 0; a receiver drops a frame with any other */
 	__be16	ctr_hi;		/* sender's counter for dst_node, 48 bits: */
@@ -341,7 +346,7 @@ struct ics_wire_hdr {
 	__u8	salt[8];	/* sender's, random at every bind (big-endian) */
 	__u8	tag[16];	/* Poly1305 tag */
 };
-#define ICS_AUTH_AD_HDR		64	/* header bytes the tag covers: all but tag */
+#define ICS_AUTH_AD_HDR		68	/* header bytes the tag covers: all but tag */
 
 enum ics_frame_type {
 	ICS_FT_DATA = 1,	/* a message, or a fragment of one; numbered */
@@ -465,7 +470,7 @@ struct ics_wire_hello {
 	__be16	paused;		/* ICS_PAUSE, as in struct ics_wire_ack */
 	__be16	pause_gen;
 	__u8	reserved2[2];
-	__be32	nonce;		/* sender's, random at every bind: admission */
+	__be32	nonce;		/* keyed hash of the sender's clock: admission */
 	struct ics_wire_echo echo[ICS_HB_ECHOES];
 	__u8	reserved3[4];	/* explicit: 176 bytes on every ABI */
 };
