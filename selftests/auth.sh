@@ -222,15 +222,16 @@ wait_counter()
 # tag (rx_auth_bad), and an unsigned heartbeat as node 3 (rx_no_key).
 forged()
 {
-	local m1 i=${NS[3]} m hb
-	m1=$(mac_of "${NS[1]}" eth0) || return 1
+	local m1 i=${NS[3]} m hb uc inc1
+	m1=$(mac_of "${NS[1]}" eth0) && inc1=$(ics_incarnation "${NS[1]}") || return 1
 	snap_all before || return 1
 	hb=(--src-node 2 --key-id 1 --incarnation "$(icstat_get "${NS[1]}" members \
 		'next(m for m in j["members"] if m["node"] == 2)' incarnation)")
 	in_ns "$i" "$ICS_INJECT" -i eth0 --hello "${hb[@]}" || return 1
-	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --len 100 "${hb[@]}" || return 1
-	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --ack-frame "${hb[@]}" || return 1
-	in_ns "$i" "$ICS_INJECT" -i eth0 -d "$m1" --dst-node 1 --type 4 "${hb[@]}" || return 1
+	uc=(-d "$m1" --dst-node 1 --dst-inc "$inc1")	# for node 1's binding
+	in_ns "$i" "$ICS_INJECT" -i eth0 "${uc[@]}" --len 100 "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 "${uc[@]}" --ack-frame "${hb[@]}" || return 1
+	in_ns "$i" "$ICS_INJECT" -i eth0 "${uc[@]}" --type 4 "${hb[@]}" || return 1
 	in_ns "$i" "$ICS_INJECT" -i eth0 --hello --src-node 3 || return 1
 	wait_grown 1 before rx_auth_bad 4 && wait_grown 1 before rx_no_key 1 &&
 		wait_grown 2 before rx_auth_bad 1 && wait_grown 2 before rx_no_key 1 || return 1
@@ -296,7 +297,8 @@ replayed()
 }
 
 # Node 2 restarts (unbind, bind: a new incarnation) and is admitted again;
-# the frames of its old incarnation, replayed, are refused.
+# the frames of its old incarnation, replayed, are refused as leftovers
+# (rx_bad_session), whose heartbeats cannot make a claim.
 restarted()
 {
 	local n inc0 inc1
@@ -311,11 +313,34 @@ restarted()
 	[ "$inc1" != "$inc0" ] || { fail "node 2's incarnation did not change"; return 1; }
 	snap_all before || return 1
 	replay "$ICS_TMP/old" || return 1
-	wait_grown 1 before rx_replay "$n" || return 1
+	wait_grown 1 before rx_bad_session "$n" || return 1
 	snap_all after || return 1
-	only_counted before after 1 rx_replay="$n" || return 1
+	only_counted before after 1 rx_bad_session="$n" || return 1
 	assert_eq "node 2's incarnation at node 1" "$inc1" "$(icstat_get "${NS[1]}" members \
 		'next(m for m in j["members"] if m["node"] == 2)' incarnation)"
+}
+
+# Node 1 restarts: node 2's frames to its previous binding, recorded and
+# replayed into the new one, are refused. The unicast ones name that
+# binding (rx_bad_session); the heartbeats come before anything the new
+# binding heard from node 2 (rx_replay).
+receiver_restarted()
+{
+	local n u
+	capture 3 "$ICS_TMP/prev" || return 1
+	n=$(wc -l < "$ICS_TMP/prev")
+	u=$(grep -vc '^ffffffffffff' "$ICS_TMP/prev")
+	info "replaying $u unicast frames and $((n - u)) heartbeats of node 2 to node 1 rebound"
+	in_ns "${NS[1]}" icsctl unbind && ics_bind "${NS[1]}" eth0 1 || return 1
+	wait_eq 30 member "node 2 a member of node 1's view again" icstat_get "${NS[1]}" members \
+		'next(m for m in j["members"] if m["node"] == 2)' state || return 1
+	ics_model reachable 30 "${NS[1]}:2" "${NS[2]}:1" || return 1
+	snap_all before || return 1
+	replay "$ICS_TMP/prev" || return 1
+	wait_grown 1 before rx_bad_session "$u" && wait_grown 1 before rx_replay $((n - u)) ||
+		return 1
+	snap_all after || return 1
+	only_counted before after 1 rx_bad_session="$u" rx_replay=$((n - u))
 }
 
 # hb_all MS: every member's heartbeat interval
@@ -399,6 +424,8 @@ case_add "a member without a key is never heard: no row, no event, rx_no_key onl
 case_add "forged heartbeat, data, ack and reset change nothing but the counters" forged
 case_add "a capture replayed changes nothing but rx_replay, once per frame" replayed
 case_add "a restarted member is admitted; its old incarnation's frames are refused" restarted
+case_add "a member restarted: what was sent to its previous binding is refused" \
+	receiver_restarted
 step_add join3
 case_add "key rotation under traffic to a third member: nothing lost, no failure" rotation
 case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check

@@ -22,8 +22,9 @@
 #
 # For the frame cases node 2's own instance is unbound and ics_inject plays
 # node 2: a hello with its incarnation, then data frames of one send
-# session, numbered from 1, each with a valid CRC32C unless the case is
-# about the CRC (so every other bad field reaches its own check). Each case
+# session, numbered from 1, each made for node 1's binding (dst_inc, node
+# 1's incarnation) and with a valid CRC32C unless the case is about the
+# dst_inc or the CRC (so every other bad field reaches its own check). Each case
 # is followed by a valid "fence" frame (channel DLM, 1 byte, the next
 # sequence number). Once the fence is delivered, the frames before it have
 # been handled (veth keeps order), so the case checks the counters without
@@ -46,6 +47,7 @@ VALID_CH="BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST 
 INJ_ID=100000
 INJ_SEQ=1		# next sequence number of the injected send session
 INJ_SESS=0x1c5c0001	# ics_inject's default session
+INC_A=0			# node 1's incarnation, the dst_inc of every frame to it (impersonate)
 EINVAL_RE='Invalid (argument|parameters)'
 HDR=$ICS_HDR
 
@@ -189,13 +191,14 @@ nobody_bind()
 
 # ------------------------------------------------------------- frames ----
 
-# inject ARGS...: one frame from netns b to node 1's MAC, as node 2, with a
-# fresh msg_id; later options override these defaults.
+# inject ARGS...: one frame from netns b to node 1's MAC, as node 2, for
+# node 1's binding (INC_A), with a fresh msg_id; later options override
+# these defaults.
 inject()
 {
 	INJ_ID=$((INJ_ID + 1))
 	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
-		--msg-id $INJ_ID "$@" || fail "ics_inject $*"
+		--dst-inc "$INC_A" --msg-id $INJ_ID "$@" || fail "ics_inject $*"
 }
 
 # From here on ics_inject is node 2: unbind node 2's instance and announce
@@ -205,6 +208,7 @@ impersonate()
 {
 	local h out
 	out=$(in_ns "$NS_B" icsctl unbind 2>&1) || { fail "unbind node 2: $out"; return 1; }
+	INC_A=$(ics_incarnation "$NS_A") || return 1
 	h=$(stat_get "$NS_A" hello_rx)
 	inject --hello --answer || return 1
 	wait_eq 10 $((h + 1)) "node 1 hello_rx after the hello of ics_inject as node 2" \
@@ -236,7 +240,7 @@ stray_new_node()
 	local tx ev
 	tx=$(stat_get "$NS_A" hello_tx)
 	ev=$(icstat_get "$NS_A" members 'j["expected_votes"]')
-	frame_case rx_unconfirmed 0 -- --hello --src-node 7 --dst-node 0 -d ff:ff:ff:ff:ff:ff \
+	frame_case rx_unconfirmed 0 -- --hello --src-node 7 --dst-node 0 --dst-inc 0 -d ff:ff:ff:ff:ff:ff \
 		-s $MAC_X --hello-seen 1 --hello-votes 1 || return 1
 	assert_eq "rows of node 7 in node 1's view" 0 "$(member_count "$NS_A" 7)" &&
 	assert_eq "node 1's expected votes" "$ev" "$(icstat_get "$NS_A" members 'j["expected_votes"]')" &&
@@ -248,7 +252,7 @@ stray_new_node()
 # becomes a member (it lists us), reason "heard"; then it leaves.
 answered_new_node()
 {
-	local bc=(--src-node 7 --dst-node 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
+	local bc=(--src-node 7 --dst-node 0 --dst-inc 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
 	inject "${bc[@]}" --hello-seen 1 --answer || return 1
 	wait_eq 10 member "node 7's state in node 1's view" member_get "$NS_A" 7 state || return 1
 	assert_eq "node 7's reason and address" "heard $MAC_X" \
@@ -277,7 +281,7 @@ stray_restart()
 # log line; and leaves again.
 mac_flap()
 {
-	local bc=(--src-node 5 --dst-node 0 -d ff:ff:ff:ff:ff:ff --hello) u tx n0 n t0 ms
+	local bc=(--src-node 5 --dst-node 0 --dst-inc 0 -d ff:ff:ff:ff:ff:ff --hello) u tx n0 n t0 ms
 	inject "${bc[@]}" -s $MAC_X --answer || return 1
 	wait_eq 10 "joining $MAC_X" "node 5's state and address" member_get "$NS_A" 5 state address ||
 		return 1
@@ -366,7 +370,7 @@ node2_back()
 # beats every 100 ms meanwhile, and both go back to the long interval.
 long_interval()
 {
-	local bc=(--src-node 9 --dst-node 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
+	local bc=(--src-node 9 --dst-node 0 --dst-inc 0 -d ff:ff:ff:ff:ff:ff -s $MAC_X --hello --hello-votes 0)
 	in_ns "$NS_B" icsctl set heartbeat 100 && in_ns "$NS_A" icsctl set heartbeat 100 || return 1
 	inject "${bc[@]}" --hello-ms 3600000 --hello-seen 1 --answer || return 1
 	wait_eq 20 "down silent" "node 9 after it fell silent" member_get "$NS_A" 9 state reason || return 1
@@ -575,6 +579,17 @@ send_after_gone()
 		in_ns "$NS_A" icsctl send node 2 channel TEST size 10 count 1
 }
 
+# The control case's frame, but made for an earlier binding of node 1
+# (dst_inc its incarnation - 1), or for none (dst_inc 0): each counted
+# rx_bad_session once, nothing delivered, no sequence number used up. And
+# a heartbeat broadcast with a dst_inc (a broadcast carries 0): the same.
+stale_binding()
+{
+	frame_case rx_bad_session 0 -- --len 64 --dst-inc $(((INC_A - 1) & 0xffffffff)) &&
+	frame_case rx_bad_session 0 -- --len 64 --dst-inc 0 &&
+	frame_case rx_bad_session 0 -- --hello --dst-node 0 -d ff:ff:ff:ff:ff:ff --dst-inc "$INC_A"
+}
+
 rebind()
 {
 	local before
@@ -612,6 +627,8 @@ case_add "bind as uid 65534: EPERM with the CAP_NET_ADMIN hint" nobody_bind
 step_add impersonate
 case_add "control: a valid injected frame is delivered" \
 	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 -- --len 64
+case_add "rx_bad_session: a unicast frame for an earlier binding is dropped (dst_inc - 1, 0)" \
+	stale_binding
 case_add "control: two fragments in reverse order are reassembled once" two_frags_reversed
 case_add "frame to another node's MAC: ignored, no counter moves" \
 	$F none 0 -- -d $MAC_X --len 10
@@ -690,7 +707,7 @@ case_add "rx_dup_frag: fragment overlapping a held one" \
 case_add "rx_node_conflict: a data frame claiming our own node id" \
 	$F rx_node_conflict 0 -- --src-node 1 --len 10
 case_add "rx_node_conflict: a hello from another MAC claiming node 2" \
-	$F rx_node_conflict 0 -- --hello -s $MAC_X --dst-node 0 -d ff:ff:ff:ff:ff:ff
+	$F rx_node_conflict 0 -- --hello -s $MAC_X --dst-node 0 --dst-inc 0 -d ff:ff:ff:ff:ff:ff
 # The member's own address is also its receive-path markers' (design.rst):
 # a frame from it that is no marker of ours takes the usual path; a clone
 # of the member (same address, same node id) is a conflict.

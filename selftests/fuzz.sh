@@ -48,7 +48,7 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel
 rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_session
 rx_dup_frames rx_ooo_frames rx_over_window rx_peer_down rx_bad_hello rx_unconfirmed
-rx_held_full reasm_nomem"
+rx_held_full reasm_nomem rx_auth_bad rx_no_key rx_replay"
 
 ics_init ics_fuzz ics_inject bridge timeout setpriv
 
@@ -87,13 +87,14 @@ unset _c
 # then takes them again and the messages go.
 forged_pause()
 {
-	local inc p0
+	local inc inc1 p0
 	inc=$(icstat_get "${NS[1]}" members 'next(m for m in j["members"] if m["node"] == 2)' \
 		incarnation)
+	inc1=$(ics_incarnation "${NS[1]}") || return 1
 	p0=$(stat_get "${NS[1]}" tx_pauses)
 	in_ns "${NS[4]}" "$ICS_INJECT" -i eth0 -s 02:00:00:00:00:02 -d 02:00:00:00:00:01 \
-		--src-node 2 --dst-node 1 --ack-frame --incarnation "$inc" --paused 8 \
-		--pause-gen 100 || return 1
+		--src-node 2 --dst-node 1 --dst-inc "$inc1" --ack-frame --incarnation "$inc" \
+		--paused 8 --pause-gen 100 || return 1
 	send_wait_ok "${NS[1]}" 2 CFS 100 5 || return 1
 	assert_eq "node 1: tx_pauses" $((p0 + 1)) "$(stat_get "${NS[1]}" tx_pauses)" &&
 	assert_eq "node 1: channels node 2 paused" 0 "$(link_get "${NS[1]}" 2 peer_paused)"

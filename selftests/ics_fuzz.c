@@ -42,6 +42,8 @@
 
 #define FRAME_MAX	9216
 #define BATCH		64
+/* The bytes most mutations go to: the header and a heartbeat or ACK body. */
+#define HOT		(sizeof(struct ics_wire_hdr) + sizeof(struct ics_wire_hello))
 
 static const char *prog = "ics_fuzz";
 
@@ -228,6 +230,7 @@ static const struct { unsigned int off, size; } fields[] = {
 	{ offsetof(struct ics_wire_hdr, msg_len), 4 },
 	{ offsetof(struct ics_wire_hdr, frag_off), 4 },
 	{ offsetof(struct ics_wire_hdr, incarnation), 4 },
+	{ offsetof(struct ics_wire_hdr, dst_inc), 4 },
 };
 
 static uint32_t get_be(const unsigned char *p, unsigned int size)
@@ -259,12 +262,12 @@ static size_t mutate(unsigned char *f, size_t len)
 	case 0:
 	case 1:	/* a bit, mostly in the header and the heartbeat or ACK body */
 		k = rnd() % 2;
-		at = k ? rnd() % (body < 184 ? body : 184) : rnd() % body;
+		at = k ? rnd() % (body < HOT ? body : HOT) : rnd() % body;
 		h[at] ^= 1 << (rnd() % 8);
 		break;
 	case 2:	/* a byte */
 		k = rnd() % 2;
-		at = k ? rnd() % (body < 184 ? body : 184) : rnd() % body;
+		at = k ? rnd() % (body < HOT ? body : HOT) : rnd() % body;
 		v = rnd();
 		h[at] = (const unsigned char[]){ 0, 0xff, v }[v % 3];
 		break;

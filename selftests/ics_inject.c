@@ -10,21 +10,30 @@
  * value of a well-formed single-fragment DATA message, the first frame of a
  * send session:
  *
- *   version=2 type=DATA flags=0 channel=TEST cluster=0 src-node=1 dst-node=0
- *   frag-len=LEN sess=0x1c5c0001 seq=1 ack-sess=0 ack=0 msg-id=1
- *   msg-len=LEN frag-off=0 incarnation=0x1c5c0de5 check=CRC32C
+ *   version=ICS_WIRE_VERSION type=DATA flags=0 channel=TEST cluster=0
+ *   src-node=1 dst-node=0 frag-len=LEN sess=0x1c5c0001 seq=1 ack-sess=0
+ *   ack=0 msg-id=1 msg-len=LEN frag-off=0 incarnation=0x1c5c0de5
+ *   check=CRC32C dst-inc=0 key-id=0 (unsigned: counter, salt and tag 0)
  *
  * where LEN is the payload length (--len, default 0). --hello builds a
  * struct ics_wire_hello payload instead (type HELLO on channel CNX, sess and
  * seq 0), --ack-frame a struct ics_wire_ack (type ACK on channel CNX, sess and
  * seq 0).
  *
+ * dst_inc (--dst-inc) names the binding of the receiver a frame is made
+ * for: a unicast frame (dst-node not ICS_NODE_BROADCAST) must carry the
+ * receiver's current incarnation (icstat show; new at every bind), a
+ * broadcast 0; the receiver drops any other as rx_bad_session. The default
+ * is 0, right for a broadcast only: a test that sends unicast frames
+ * passes the receiver's incarnation.
+ *
  * check is computed last, like the kernel does: CRC32C (Castagnoli,
  * reflected polynomial 0x82F63B78, initial value ~0, final complement) over
- * the 48-byte header with check = 0 followed by frag_len payload bytes, i.e.
- * cpu_to_be32(~__crc32c_le(~0, hdr, 48 + frag_len)). --check N stores N
- * instead; --bad-check stores the right CRC with its lowest bit flipped;
- * --flip OFF flips the lowest bit of byte OFF (from the start of the ics
+ * the whole header (sizeof(struct ics_wire_hdr), every field set, check = 0)
+ * followed by frag_len payload bytes, i.e.
+ * cpu_to_be32(~__crc32c_le(~0, hdr, sizeof(*hdr) + frag_len)). --check N
+ * stores N instead; --bad-check stores the right CRC with its lowest bit
+ * flipped; --flip OFF flips the lowest bit of byte OFF (from the start of the ics
  * header) after the CRC was computed, as a bit error on the wire would.
  * --crc HEXBYTES prints the CRC32C of the given bytes and exits (a self-test
  * against the published check value: --crc 313233343536373839 = e3069283).
@@ -33,7 +42,11 @@
  * heartbeat it waits for a heartbeat sent to its source MAC (the unicast
  * answer to a claim), sending its own again every 500 ms for up to 3 s, then sends
  * it once more echoing that one's timestamp, which confirms a claim
- * (design.rst, "Admission").
+ * (design.rst, "Admission"). A unicast answer takes as dst_inc the
+ * incarnation in the header of the heartbeat it answers (the receiver's),
+ * unless --dst-inc was given; its CRC32C is computed again. (The heartbeats
+ * before that answer carry --dst-inc, default 0, which a receiver drops
+ * from a unicast one: a unicast claim needs --dst-inc.)
  *
  * The Ethernet frame is dst MAC, src MAC (default: the interface's own),
  * ethertype (default ICS_ETH_P), header, payload. --truncate N sends only
@@ -42,7 +55,8 @@
  *
  * Example:
  *   ics_inject -i veth0 -d 02:00:00:00:00:01 --src-node 2 --dst-node 1 \
- *              --version 8 --len 100 --byte 0x5a
+ *              --dst-inc INC --len 100 --byte 0x5a
+ * where INC is node 1's incarnation ("incarnation" in its icstat -j show).
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -82,6 +96,9 @@ static void usage(FILE *f)
 "      --ack-sess N  --ack N  --msg-id N  --msg-len N  --frag-off N\n"
 "      --incarnation N (default 0x1c5c0de5, as --hello-incarnation)\n"
 "      --check N (default: the CRC32C of the frame)\n"
+"      --dst-inc N         the receiver's incarnation (default 0; with\n"
+"                          --answer, a unicast answer takes that of the\n"
+"                          heartbeat it answers)\n"
 "      --key-id N          a signed-looking frame: key id N, counter 1,\n"
 "                          salt 1, a tag of 16 bytes 0x5a (forged)\n"
 "      --bad-check         store the CRC32C with its lowest bit flipped\n"
@@ -195,7 +212,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
-	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID,
+	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID, O_DST_INC,
 };
 
 static const struct option longopts[] = {
@@ -239,6 +256,7 @@ static const struct option longopts[] = {
 	{ "sack",		required_argument, NULL, O_SACK },
 	{ "hdr-size",		no_argument,       NULL, O_HDR_SIZE },
 	{ "key-id",		required_argument, NULL, O_KEY_ID },
+	{ "dst-inc",		required_argument, NULL, O_DST_INC },
 	{ "hello-size",		no_argument,       NULL, O_HELLO_SIZE },
 	{ "hello-seq",		required_argument, NULL, O_H_SEQ },
 	{ "hello-seen",		required_argument, NULL, O_H_SEEN },
@@ -273,10 +291,11 @@ static int answer_socket(int ifindex, unsigned int ethertype)
  * --answer: wait for a heartbeat sent to the source MAC of @frame (our
  * heartbeat, just sent; again every 500 ms), then send @frame again with
  * echo[0] holding that heartbeat's node and timestamp, the CRC32C
- * recomputed.
+ * recomputed; unless @keep_dst_inc, a unicast @frame now names the
+ * incarnation of the heartbeat it answers.
  */
 static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned char *frame,
-			size_t frame_len)
+			size_t frame_len, int keep_dst_inc)
 {
 	struct ether_header *eh = (struct ether_header *)frame;
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)(eh + 1);
@@ -326,6 +345,8 @@ static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned 
 	hw->echo[0].node = rh->src_node;
 	hw->echo[0].ts_us = rhw->ts_us;
 	hw->echo[0].nonce = rhw->nonce;
+	if (h->dst_node != ICS_NODE_BROADCAST && !keep_dst_inc)
+		h->dst_inc = rh->incarnation;
 	h->check = 0;
 	h->check = htonl(crc32c((unsigned char *)h, sizeof(*h) + ntohs(h->frag_len)));
 	n = sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to, sizeof(*to));
@@ -342,7 +363,7 @@ int main(int argc, char **argv)
 	long long version = -1, type = -1, flags = -1, channel = -1, key_id = -1;
 	long long cluster = -1, src_node = -1, dst_node = -1, frag_len = -1;
 	long long msg_id = -1, msg_len = -1, frag_off = -1, sess = -1, seq = -1;
-	long long ack_sess = -1, ack = -1, inc = -1, check = -1;
+	long long ack_sess = -1, ack = -1, inc = -1, check = -1, dst_inc = -1;
 	long long len = -1, truncate_to = -1, flip = -1;
 	unsigned int fill = 0xa5, ethertype = ICS_ETH_P, count = 1;
 	unsigned int h_inc = 0x1c5c0de5, h_mtu = 0, h_ms = 1000, h_flags = 0;
@@ -382,6 +403,7 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: version = num("version", optarg, 0xff); break;
 		case O_KEY_ID: key_id = num("key-id", optarg, 0xff); break;
+		case O_DST_INC: dst_inc = num("dst-inc", optarg, UINT32_MAX); break;
 		case O_TYPE: type = num("type", optarg, 0xff); break;
 		case O_FLAGS: flags = num("flags", optarg, 0xff); break;
 		case O_CHANNEL: channel = num("channel", optarg, 0xff); break;
@@ -506,6 +528,7 @@ int main(int argc, char **argv)
 	h->msg_len = htonl(msg_len < 0 ? len : msg_len);
 	h->frag_off = htonl(frag_off < 0 ? 0 : frag_off);
 	h->incarnation = htonl(inc < 0 ? h_inc : inc);
+	h->dst_inc = htonl(dst_inc < 0 ? 0 : dst_inc);
 	if (key_id >= 0) {
 		h->key_id = key_id;
 		h->ctr_lo = htonl(1);
@@ -599,7 +622,7 @@ int main(int argc, char **argv)
 				prog, ifname, n, frame_len);
 			return 1;
 		}
-		if (answer && answer_hello(rfd, fd, &sll, frame, frame_len))
+		if (answer && answer_hello(rfd, fd, &sll, frame, frame_len, dst_inc >= 0))
 			return 1;
 	}
 	close(fd);

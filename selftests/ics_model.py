@@ -82,7 +82,7 @@ ROWS = 27
 CNX = 15
 DLM = 13
 # sizeof(struct ics_wire_hello), from the UAPI header through ics_inject (lib.sh).
-HELLO_LEN = int(os.environ.get("ICS_HELLO_LEN") or 136)
+HELLO_LEN = int(os.environ.get("ICS_HELLO_LEN") or 176)
 BAD_KEYS = ("rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel "
             "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check "
             "rx_bad_hello rx_peer_down rx_auth_bad rx_no_key").split()

@@ -3,7 +3,7 @@
 """ics_only.py - every frame type with every flag value at a member, and
 what the member sends back (only_ics.sh).
 
-  ics_only.py sweep IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION SEQ
+  ics_only.py sweep IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION DST_INC SEQ
       As node SRC_NODE (from IFNAME's MAC), send node DST_NODE at DST_MAC
       a frame of each type 0..5 and 255 with each flags value 0..255 (DATA
       frames of one send session on channel TEST, numbered from SEQ in
@@ -15,10 +15,14 @@ what the member sends back (only_ics.sh).
       Prints JSON: {"sent": frames, "sent_bytes", "next_seq": the next
       sequence number of the session, "back": {frame type: frames the
       member sent to us}, "back_bytes"}.
-  ics_only.py echo IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION SEQ
+  ics_only.py echo IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION DST_INC SEQ
       One DATA frame numbered SEQ (message id SEQ) on channel TEST: an
       ECHO for ics_test (include/uapi/linux/ics.h, part 5) asking for a
       64-byte answer; then listen as sweep does. Prints the same JSON.
+
+INCARNATION is ours, in every frame's incarnation; DST_INC the member's
+(icstat show), in every frame's dst_inc: the member drops a frame made
+for another binding of it (rx_bad_session).
 
 The frame format comes from include/uapi/linux/ics.h (ICS_UAPI overrides
 its path): the wire version and the ethertype are read from it.
@@ -35,7 +39,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ics_testmsg  # noqa: E402
 
-HDR = struct.Struct(">BBBBIBBH9I32x")	# struct ics_wire_hdr, 80 bytes, unsigned
+HDR = struct.Struct(">BBBBIBBH10I32x")	# struct ics_wire_hdr, 84 bytes, unsigned
 FT_DATA, FT_HELLO, FT_ACK, FT_RESET = 1, 2, 3, 4
 CH_TEST, CH_CNX = 14, 15
 SESS = 0x1c5c0001
@@ -72,21 +76,21 @@ def crc32c(data):
 
 
 class Member:
-    def __init__(self, ifname, dst_mac, src, dst, inc):
+    def __init__(self, ifname, dst_mac, src, dst, inc, dst_inc):
         self.ver, self.etype = uapi("ICS_WIRE_VERSION"), uapi("ICS_ETH_P")
         self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(self.etype))
         self.s.bind((ifname, self.etype))
         self.mac = self.s.getsockname()[4]
         self.dst_mac = bytes.fromhex(dst_mac.replace(":", ""))
-        self.src, self.dst, self.inc = src, dst, inc
+        self.src, self.dst, self.inc, self.dst_inc = src, dst, inc, dst_inc
         self.sent = self.sent_bytes = self.back_bytes = 0
         self.back = {}
 
     def frame(self, ftype, flags, channel, payload, sess=0, seq=0, msg_id=0):
         n = len(payload)
         h = [self.ver, ftype, flags, channel, 0, self.src, self.dst, n, sess, seq, 0, 0,
-             msg_id, n, 0, self.inc, 0]
-        h[-1] = crc32c(HDR.pack(*h) + payload)
+             msg_id, n, 0, self.inc, 0, self.dst_inc]
+        h[16] = crc32c(HDR.pack(*h) + payload)	# check
         return self.dst_mac + self.mac + struct.pack(">H", self.etype) + HDR.pack(*h) + payload
 
     def send(self, f):
@@ -124,7 +128,7 @@ class Member:
 
 
 def sweep(m, seq0):
-    hello = bytes(int(os.environ.get("ICS_HELLO_LEN") or 136))
+    hello = bytes(int(os.environ.get("ICS_HELLO_LEN") or 176))
     ack = struct.pack(">H", 512) + bytes(78)	# a window open to 512 frames
     echo_req = struct.pack(">I", 64) + bytes(60)	# the former ECHO_LEN's size word
     seq = seq0 - 1
@@ -157,11 +161,11 @@ def echo(m, seq):
 
 
 def main():
-    if len(sys.argv) != 8 or sys.argv[1] not in ("sweep", "echo"):
+    if len(sys.argv) != 9 or sys.argv[1] not in ("sweep", "echo"):
         sys.exit(__doc__)
     m = Member(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
-               int(sys.argv[6], 0))
-    (sweep if sys.argv[1] == "sweep" else echo)(m, int(sys.argv[7]))
+               int(sys.argv[6], 0), int(sys.argv[7], 0))
+    (sweep if sys.argv[1] == "sweep" else echo)(m, int(sys.argv[8]))
 
 
 if __name__ == "__main__":

@@ -46,9 +46,9 @@ ICS_HB_LONG=3600000	# heartbeat_ms that keeps periodic heartbeats out of a test
 : "${ICS_INJECT:=$ICS_SRC_DIR/ics_inject}"	# another build's, to run against its module
 ICS_FUZZ=$ICS_SRC_DIR/ics_fuzz
 # sizeof(struct ics_wire_hdr), from the UAPI header through ics_inject.
-ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 80)
+ICS_HDR=$("$ICS_INJECT" --hdr-size 2>/dev/null || echo 84)
 # sizeof(struct ics_wire_hello), for ics_model.py's accounting of CNX.
-ICS_HELLO_LEN=$("$ICS_INJECT" --hello-size 2>/dev/null || echo 136)
+ICS_HELLO_LEN=$("$ICS_INJECT" --hello-size 2>/dev/null || echo 176)
 export ICS_HELLO_LEN
 ICS_HIST_LABELS="0 1 2 4 8 16 32 64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m 2m 4m 8m 16m more"
 ICS_STAT_KEYS="tx_frames tx_bytes tx_errors rx_frames rx_bytes rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict reasm_timeout reasm_evicted reasm_nomem hello_tx hello_rx rx_bad_check rx_bad_session tx_retransmits rx_dup_frames rx_ooo_frames rx_over_window tx_acks rx_acks tx_resets rx_resets link_resets msgs_done msgs_failed rx_dup_msgs tx_eagain rx_peer_down tx_hostdown hb_late events_lost rx_bad_hello hb_deferred dev_rx_drops dev_close_drops tx_bundles tx_bundled rx_bundles rx_bundled rx_pauses tx_pauses rx_held rx_held_full rx_held_drops rx_unconfirmed rx_auth_bad rx_no_key rx_replay tx_auth_errors"
@@ -576,6 +576,17 @@ icstat_get()
 		expr="${expr}[\"$f\"]"
 	done
 	in_ns "$ns" icstat -j "$cmd" | jget "$expr"
+}
+
+# ics_incarnation NS: the incarnation of NS's bound instance (icstat show),
+# what every unicast frame to it must carry in dst_inc (a broadcast: 0).
+# New at every bind: read it again after the instance was bound again.
+ics_incarnation()
+{
+	local v
+	v=$(show_get "$1" incarnation)
+	[[ $v =~ ^[0-9]+$ ]] || { fail "$1: no incarnation (bound?): '$v'" >&2; return 1; }
+	echo "$v"
 }
 
 # chan_get NS CHANNEL FIELD...: e.g. chan_get A TEST rx msgs

@@ -30,10 +30,11 @@ setup()
 	local h
 	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add || return 1
 	ics_bind "$NS_A" veth0 1 || return 1
+	INC_A=$(ics_incarnation "$NS_A") || return 1
 	# node 2 is ics_inject, answering node 1's challenge (design.rst, Admission)
 	h=$(stat_get "$NS_A" hello_rx)
 	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
-		--hello --answer || return 1
+		--dst-inc "$INC_A" --hello --answer || return 1
 	wait_eq 10 $((h + 1)) "node 1 hello_rx after node 2's heartbeats" stat_get "$NS_A" hello_rx ||
 		return 1
 	wait_reachable "$NS_A" 2
@@ -41,7 +42,7 @@ setup()
 
 # Every frame the NIC took is counted: accepted (rx_frames), or under a
 # counter that says why not.
-RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem"
+RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem rx_auth_bad rx_no_key rx_replay"
 
 rx_sum()	# NS
 {
@@ -60,7 +61,7 @@ sweep_only_acks()
 	local out=$ICS_TMP/sweep.json rx0 un0 r
 	rx0=$(rx_sum "$NS_A")
 	un0=$(chan_get "$NS_A" TEST rx_unclaimed)
-	in_ns "$NS_B" python3 "$ONLY" sweep veth0 $MAC_A 2 1 $INC $SEQ > "$out" ||
+	in_ns "$NS_B" python3 "$ONLY" sweep veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
 		{ fail "ics_only.py sweep: $(cat "$out")"; return 1; }
 	info "sweep: $(cat "$out")"
 	SEQ=$(jget 'j["next_seq"]' < "$out")
@@ -98,7 +99,7 @@ test_attached_answers()
 {
 	local out=$ICS_TMP/echo.json
 	tsvc_attach "$NS_A" TEST || return 1
-	in_ns "$NS_B" python3 "$ONLY" echo veth0 $MAC_A 2 1 $INC $SEQ > "$out" ||
+	in_ns "$NS_B" python3 "$ONLY" echo veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
 		{ fail "ics_only.py echo: $(cat "$out")"; return 1; }
 	info "echo: $(cat "$out")"
 	SEQ=$(jget 'j["next_seq"]' < "$out")
