@@ -196,7 +196,6 @@ static u64 ics_hdr_ctr(const struct ics_wire_hdr *h)
  * Poly1305 block, and the header up to the tag with check 0.
  */
 #define ICS_AUTH_AD_PRE		16
-#define ICS_AUTH_CLAIM_HOLD_NS	(2ULL * NSEC_PER_SEC)
 #define ICS_AUTH_AD_LEN		(ICS_AUTH_AD_PRE + ICS_AUTH_AD_HDR)
 
 static void ics_auth_ad(u8 ad[ICS_AUTH_AD_LEN], const u8 *src, const struct ics_wire_hdr *h)
@@ -315,6 +314,8 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 	return bad;
 }
 
+#define ICS_AUTH_CLAIM_HOLD_NS	(2ULL * NSEC_PER_SEC)	/* ics_auth_fresh() */
+
 /*
  * After ics_auth_check() passed a frame signed with a key we hold, and
  * the frame's peer @p is known: 0 if its counter is new, else what to
@@ -326,8 +327,8 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
  * confirms it (ics_auth_confirm()). Any other frame of another binding is
  * a leftover, or a frame of a node that is not a member yet. No confirmed
  * binding is preferred for its incarnation, so a node restarted with its
- * clock set back is not locked out; only a claim heard lately is, against
- * an older one. replay_lock; the receive path.
+ * clock set back is not locked out; a claim heard in the last
+ * ICS_AUTH_CLAIM_HOLD_NS is not replaced. replay_lock; the receive path.
  */
 enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
 {
@@ -347,13 +348,12 @@ enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
 		r = &p->rp_claim;
 		if (inc != r->inc || salt != r->salt) {
 			/*
-			 * A claim heard lately gives way to a newer
-			 * incarnation only: a recording of an older binding
+			 * A claim heard lately keeps its place: a recording
 			 * cannot keep replacing the claim of the node as it
-			 * is now. An idle one gives way to any.
+			 * is now (whose challenge and answer take a round
+			 * trip, well within the hold). An idle one gives way.
 			 */
-			if (r->inc && now - r->heard_ns < ICS_AUTH_CLAIM_HOLD_NS &&
-			    !ics_before(r->inc, inc)) {
+			if (r->inc && now - r->heard_ns < ICS_AUTH_CLAIM_HOLD_NS) {
 				spin_unlock(&p->replay_lock);
 				return ICS_STAT_RX_BAD_SESSION;
 			}

@@ -532,13 +532,21 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 {
 	struct ics_link *l = &p->link;
 	struct ics_msg *m = list_first_entry(&l->q[ch].pending, struct ics_msg, list);
-	u32 seq = l->snd_nxt, n = min_t(u32, m->len - m->next_off, mtu - ICS_HDR_LEN);
-	struct ics_txframe *f = ics_fr(l, seq);
+	u32 seq, n = min_t(u32, m->len - m->next_off, mtu - ICS_HDR_LEN);
+	struct ics_txframe *f;
 	u32 blen;
 	u16 k;
 
-	if (!l->tx_sess)
+	/*
+	 * A session is for one binding of the peer (dst_inc): one begun
+	 * before the peer came back as another (its old binding went down or
+	 * left, which failed what was in flight) gives way to a new one.
+	 */
+	if (!l->tx_sess ||
+	    (!ics_inflight(l) && l->tx_dst_inc != READ_ONCE(p->incarnation)))
 		ics_new_session(l);
+	seq = l->snd_nxt;
+	f = ics_fr(l, seq);
 	if (!ics_inflight(l)) {
 		/* from idle: the round (ics_round_end()) begins now */
 		l->progress = jiffies;
