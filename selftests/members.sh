@@ -186,8 +186,11 @@ port_up()
 
 unbind_rebind()
 {
-	local inc0 inc1 reason
+	local inc0 inc1 reason out
 	inc0=$(mem get "$(ns_of 1)" "next(m for m in j['members'] if m['node'] == $VICTIM)['incarnation']")
+	# node 1 has a send session to the victim's binding before it leaves
+	out=$(in_ns "$(ns_of 1)" icsctl send node $VICTIM channel TEST size 100 count 1 --wait 2>&1) ||
+		{ fail "send to node $VICTIM before it left: $out"; return 1; }
 	mem kill "$SLACK_MS" left $VICTIM $(ns_list 1 $N $VICTIM) -- \
 		nsenter --net="$ICS_NETNS_DIR/$(ns_of $VICTIM)" icsctl unbind || return 1
 	ics_bind "$(ns_of $VICTIM)" eth0 $VICTIM || return 1
@@ -197,8 +200,11 @@ unbind_rebind()
 	[ "$inc1" -gt "$inc0" ] || fail "incarnation $inc0 -> $inc1: not newer" || return 1
 	case $reason in
 	restart | two-way) ;;
-	*) fail "node $VICTIM back with reason $reason, want restart or two-way" ;;
+	*) fail "node $VICTIM back with reason $reason, want restart or two-way"; return 1 ;;
 	esac
+	# and its messages reach the new binding (a new session, for its incarnation)
+	out=$(in_ns "$(ns_of 1)" icsctl send node $VICTIM channel TEST size 100 count 3 --wait 2>&1) ||
+		fail "send to node $VICTIM bound again: $out"
 }
 
 netns_deleted()
@@ -432,7 +438,7 @@ step_add_now() { "$@" || ics_bail "setup step failed: $*"; }
 step_add_now split_bridge
 ics_case "node $VICTIM's bridge port down: down at every survivor within ${BOUND} + ${SLACK_MS} ms" port_down
 ics_case "port up: node $VICTIM a member again everywhere, same incarnation" port_up
-ics_case "node $VICTIM unbound: left on its LEAVING heartbeat; bound again: a member with a newer incarnation" unbind_rebind
+ics_case "node $VICTIM unbound: left on its LEAVING heartbeat; bound again: a member with a newer incarnation, messages reach it" unbind_rebind
 ics_case "node $VICTIM's netns deleted: down at every survivor within ${BOUND} + ${SLACK_MS} ms" netns_deleted
 ics_case "node $VICTIM's netns recreated and bound: full view again" netns_back
 ics_case "messages in flight to a node that goes down fail with EHOSTDOWN" inflight_fail
