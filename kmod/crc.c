@@ -113,13 +113,15 @@ const char *ics_crc_driver(void)
 }
 
 /*
- * CRC32C of the frame at @skb->data: the header with its check field taken
- * as 0, then @len payload bytes; the value for ics_wire_hdr.check (host
- * order). The header must be linear; the payload may be in page fragments
+ * CRC32C of the frame at @skb->data from Ethernet source @src: @src, the
+ * header with its check field taken as 0, then @len payload bytes; the
+ * value for ics_wire_hdr.check (host order). The source is covered so that
+ * a bit flipped in it (a NIC or software path past the FCS) is a corrupt
+ * frame, not a frame from another station. The header must be linear; the payload may be in page fragments
  * (a frame built on a message's pages, or one a NIC or veth delivered so),
  * which are read where they are, not copied.
  */
-u32 ics_frame_crc(struct sk_buff *skb, unsigned int len)
+u32 ics_frame_crc(struct sk_buff *skb, const u8 *src, unsigned int len)
 {
 	static const u8 zero[sizeof_field(struct ics_wire_hdr, check)];
 	SHASH_DESC_ON_STACK(desc, ics_crc_tfm);
@@ -131,6 +133,7 @@ u32 ics_frame_crc(struct sk_buff *skb, unsigned int len)
 	desc->tfm = ics_crc_tfm;
 	/* crc32c cannot fail: no keys, no allocation, synchronous. */
 	crypto_shash_init(desc);
+	crypto_shash_update(desc, src, ETH_ALEN);
 	crypto_shash_update(desc, skb->data, offsetof(struct ics_wire_hdr, check));
 	crypto_shash_update(desc, zero, sizeof(zero));
 	crypto_shash_update(desc, skb->data + offsetofend(struct ics_wire_hdr, check),

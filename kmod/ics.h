@@ -537,7 +537,7 @@ static inline bool ics_before(u32 a, u32 b)
 /* crc.c */
 int ics_crc_init(void);
 void ics_crc_exit(void);
-u32 ics_frame_crc(struct sk_buff *skb, unsigned int len);
+u32 ics_frame_crc(struct sk_buff *skb, const u8 *src, unsigned int len);
 const char *ics_crc_driver(void);
 
 /* auth.c: frame authentication (design.rst, "Cluster key") */

@@ -179,7 +179,7 @@ static bool ics_check_ok(struct sk_buff *skb, u16 frag_len)
 {
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
 
-	return ics_frame_crc(skb, frag_len) == ntohl(h->check);
+	return ics_frame_crc(skb, eth_hdr(skb)->h_source, frag_len) == ntohl(h->check);
 }
 
 static void ics_count_crc_error(struct ics_bind *b, struct sk_buff *skb)

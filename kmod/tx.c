@@ -73,7 +73,7 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 		ics_count(b->in, ICS_STAT_TX_ERRORS);
 		return err;
 	}
-	h->check = htonl(ics_frame_crc(skb, len - ICS_HDR_LEN));
+	h->check = htonl(ics_frame_crc(skb, b->dev->dev_addr, len - ICS_HDR_LEN));
 	skb->dev = b->dev;
 	skb->protocol = htons(ICS_ETH_P);
 	skb->priority = prio;

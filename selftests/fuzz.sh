@@ -11,8 +11,9 @@
 # members exchange messages of many sizes on several channels (heartbeats,
 # data fragments, bundles, acknowledgements), then sends ICS_FUZZ_FRAMES
 # (default 10^6) mutated copies at node 1: bits flipped, bytes set, header fields set to
-# boundary values, frames cut short, other source MACs; the CRC32C
-# recomputed for 63 frames in 64, so most reach the checks after it.
+# boundary values, frames cut short, other source MACs; the CRC32C (which
+# covers the source MAC) recomputed for 63 frames in 64, so most reach the
+# checks after it.
 # Port p4 learns no MAC: frames claiming the members' MACs do not steer
 # the bridge (what they do to ics is the point); p1 floods no unknown
 # unicast, so node 1's NIC receives only frames for node 1.

@@ -69,9 +69,9 @@ static uint32_t rnd(void)
 static uint32_t crc_table[256];
 
 /* CRC32C (Castagnoli, reflected 0x82F63B78), a byte at a time */
-static uint32_t crc32c(const unsigned char *p, size_t n)
+static uint32_t crc32c_update(uint32_t crc, const unsigned char *p, size_t n)
 {
-	uint32_t crc = ~0U, c;
+	uint32_t c;
 	int i, k;
 
 	if (!crc_table[1])
@@ -82,7 +82,13 @@ static uint32_t crc32c(const unsigned char *p, size_t n)
 		}
 	while (n--)
 		crc = (crc >> 8) ^ crc_table[(crc ^ *p++) & 0xff];
-	return ~crc;
+	return crc;
+}
+
+/* A frame's check: its Ethernet source (at @frame + 6), then @n bytes at @h. */
+static uint32_t frame_crc(const unsigned char *frame, const void *h, size_t n)
+{
+	return ~crc32c_update(crc32c_update(~0U, frame + ETH_ALEN, ETH_ALEN), h, n);
 }
 
 /* A packet socket on @ifname: @proto 0 sends only, ETH_P_ALL sees both ways. */
@@ -344,7 +350,7 @@ static int send_frames(const char *ifname, const char *file, const unsigned char
 				if (crc_len > FRAME_MAX - ETH_HLEN)
 					crc_len = FRAME_MAX - ETH_HLEN;
 				h->check = 0;
-				h->check = htonl(crc32c((unsigned char *)h, crc_len));
+				h->check = htonl(frame_crc(bufs[i], h, crc_len));
 			}
 			if (len < ETH_ZLEN)
 				len = ETH_ZLEN;	/* as a NIC pads it */

@@ -185,6 +185,29 @@ static uint32_t crc32c(const unsigned char *p, size_t n)
 	return ~crc32c_update(~0U, p, n);
 }
 
+/* A frame's check: the CRC32C of its Ethernet source, then @n bytes at @h. */
+static uint32_t frame_crc(const unsigned char *src, const void *h, size_t n)
+{
+	return ~crc32c_update(crc32c_update(~0U, src, ETH_ALEN), h, n);
+}
+
+/*
+ * The check of the frame (@eh, then @h and its payload, @crc_len bytes
+ * covered): @check if given (>= 0), else the CRC32C, its lowest bit
+ * flipped with @bad_check; then bit 0 of byte @flip (>= 0) of @h flipped.
+ */
+static void seal(const struct ether_header *eh, struct ics_wire_hdr *h, size_t crc_len,
+		 long long check, int bad_check, long long flip)
+{
+	h->check = 0;
+	if (check >= 0)
+		h->check = htonl(check);
+	else
+		h->check = htonl(frame_crc(eh->ether_shost, h, crc_len) ^ (bad_check ? 1 : 0));
+	if (flip >= 0)
+		((unsigned char *)h)[flip] ^= 1;
+}
+
 /* "0a1b2c..." into buf; returns the byte count. */
 static size_t parse_hex(const char *opt, const char *s, unsigned char *buf, size_t max)
 {
@@ -348,7 +371,7 @@ static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned 
 	if (h->dst_node != ICS_NODE_BROADCAST && !keep_dst_inc)
 		h->dst_inc = rh->incarnation;
 	h->check = 0;
-	h->check = htonl(crc32c((unsigned char *)h, sizeof(*h) + ntohs(h->frag_len)));
+	h->check = htonl(frame_crc(eh->ether_shost, h, sizeof(*h) + ntohs(h->frag_len)));
 	n = sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to, sizeof(*to));
 	if (n != (ssize_t)frame_len) {
 		fprintf(stderr, "%s: --answer: sendto: %s\n", prog, n < 0 ? strerror(errno) : "short");
@@ -566,18 +589,12 @@ int main(int argc, char **argv)
 	}
 
 	/*
-	 * The checksum covers the header and frag_len payload bytes, as the
-	 * receiver computes it (a frag_len past the payload reads zeroes; such
-	 * a frame is too short for the receiver anyway).
+	 * The checksum covers the source MAC, the header and frag_len payload
+	 * bytes, as the receiver computes it (a frag_len past the payload
+	 * reads zeroes; such a frame is too short for the receiver anyway).
 	 */
 	crc_len = sizeof(*h) + ntohs(h->frag_len);
-	if (check >= 0)
-		h->check = htonl(check);
-	else
-		h->check = htonl(crc32c((unsigned char *)h, crc_len) ^ (bad_check ? 1 : 0));
-
-	if (flip >= 0)
-		((unsigned char *)h)[flip] ^= 1;
+	seal(eh, h, crc_len, check, bad_check, flip);
 
 	frame_len = sizeof(*h) + len;
 	if (truncate_to >= 0 && (size_t)truncate_to < frame_len)
@@ -607,9 +624,13 @@ int main(int argc, char **argv)
 	while (count--) {
 		ssize_t n;
 
-		/* the CRC32C does not cover the Ethernet header */
-		if (have_alt)
+		/* the CRC32C covers the source: sealed again for each */
+		if (have_alt) {
 			memcpy(eh->ether_shost, k++ % 2 ? alt_src : src, ETH_ALEN);
+			if (flip >= 0)
+				((unsigned char *)h)[flip] ^= 1;	/* as it was sealed */
+			seal(eh, h, crc_len, check, bad_check, flip);
+		}
 		n = sendto(fd, frame, frame_len, 0, (struct sockaddr *)&sll, sizeof(sll));
 
 		if (n < 0) {

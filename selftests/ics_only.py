@@ -90,7 +90,7 @@ class Member:
         n = len(payload)
         h = [self.ver, ftype, flags, channel, 0, self.src, self.dst, n, sess, seq, 0, 0,
              msg_id, n, 0, self.inc, 0, self.dst_inc]
-        h[16] = crc32c(HDR.pack(*h) + payload)	# check
+        h[16] = crc32c(self.mac + HDR.pack(*h) + payload)	# check: source, header, payload
         return self.dst_mac + self.mac + struct.pack(">H", self.etype) + HDR.pack(*h) + payload
 
     def send(self, f):

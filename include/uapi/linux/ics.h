@@ -309,7 +309,8 @@ static inline unsigned int ics_hist_row(__u32 n)
  * names the receiver's own session and ack the highest seq of it received in
  * order; ack_sess 0 means "no acknowledgement". incarnation and salt tell a
  * restarted sender from the old one in every frame. check is the CRC32C
- * (Castagnoli) of the header, with check 0, and the frag_len payload bytes.
+ * (Castagnoli) of the Ethernet source address, the header with check 0,
+ * and the frag_len payload bytes.
  *
  * Authentication (a cluster key, see "Cluster keys" below): a signed frame
  * names the key in key_id, carries the sender's counter, and tag: the
@@ -337,7 +338,7 @@ struct ics_wire_hdr {
 	__be32	msg_len;	/* whole message, 0..ICS_MSG_MAX */
 	__be32	frag_off;	/* offset of this payload in the message */
 	__be32	incarnation;	/* sender's, new and larger at every bind */
-	__be32	check;		/* CRC32C of header (check = 0) and payload */
+	__be32	check;		/* CRC32C of source MAC, header (check = 0), payload */
 	__be32	dst_inc;	/* unicast: the receiver's incarnation; broadcast: 0 */
 	__u8	key_id;		/* cluster key that signed the frame, 0: unsigned */
 	__u8	auth_flags;	/* 0; a receiver drops a frame with any other */
