@@ -208,12 +208,13 @@ static void ics_auth_ad(u8 ad[ICS_AUTH_AD_LEN], const u8 *src, const struct ics_
 
 /*
  * Sign the frame @skb (its header at skb->data, check 0, the payload
- * after it) with the key in use, if the mode says so: key id, counter
- * and tag into the header (ics_frame_alloc() wrote the salt). The counter is per destination (each
- * peer's, or the broadcast one), so a receiver's window sees every value
- * meant for it, in the order sent. 0, or an error: the frame must not go.
+ * after it), to be sent from @src, with the key in use, if the mode says
+ * so: key id, counter and tag into the header (ics_frame_alloc() wrote
+ * the salt). The counter is per destination (each peer's, or the
+ * broadcast one), so a receiver's window sees every value meant for it,
+ * in the order sent. 0, or an error: the frame must not go.
  */
-int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
+int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb, const u8 *src)
 {
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb->data;
 	u8 id, sk[ICS_AUTH_KEY_LEN], ad[ICS_AUTH_AD_LEN] __aligned(8);
@@ -250,7 +251,7 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb)
 			h->key_id = id;
 			h->ctr_hi = htons(c >> 32);
 			h->ctr_lo = htonl((u32)c);
-			ics_auth_ad(ad, b->dev->dev_addr, h);
+			ics_auth_ad(ad, src, h);
 			ics_auth_derive(k->key, id, b->node_id, b->incarnation, b->salt, sk);
 			err = ics_auth_tag(sk, h->dst_node, c, ad, sizeof(ad), skb,
 					   ICS_HDR_LEN, skb->len - ICS_HDR_LEN, h->tag);
@@ -327,8 +328,8 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
  * confirms it (ics_auth_confirm()). Any other frame of another binding is
  * a leftover, or a frame of a node that is not a member yet. No confirmed
  * binding is preferred for its incarnation, so a node restarted with its
- * clock set back is not locked out; a claim heard in the last
- * ICS_AUTH_CLAIM_HOLD_NS is not replaced. replay_lock; the receive path.
+ * clock set back is not locked out; a claim is not replaced in its first
+ * ICS_AUTH_CLAIM_HOLD_NS. replay_lock; the receive path.
  */
 enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
 {
@@ -348,26 +349,27 @@ enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h)
 		r = &p->rp_claim;
 		if (inc != r->inc || salt != r->salt) {
 			/*
-			 * A claim heard lately keeps its place: a recording
-			 * cannot keep replacing the claim of the node as it
-			 * is now (whose challenge and answer take a round
-			 * trip, well within the hold). An idle one gives way.
+			 * A claim keeps its place for the hold from when it
+			 * took it: a recording cannot displace the claim of
+			 * the node as it is now, whose challenge and answer
+			 * take a round trip, well within the hold. Its own
+			 * frames do not extend it, so neither can a
+			 * recording's: after the hold any claim gives way.
 			 */
-			if (r->inc && now - r->heard_ns < ICS_AUTH_CLAIM_HOLD_NS) {
+			if (r->inc && now - r->since_ns < ICS_AUTH_CLAIM_HOLD_NS) {
 				spin_unlock(&p->replay_lock);
 				return ICS_STAT_RX_BAD_SESSION;
 			}
 			memset(r, 0, sizeof(*r));
 			r->inc = inc;
 			r->salt = salt;
+			r->since_ns = now;
 		}
 	}
 	if (!ics_replay_check(h->dst_node == ICS_NODE_BROADCAST ? &r->bcast : &r->uni,
 			      ics_hdr_ctr(h)))
 		bad = ICS_STAT_RX_REPLAY;
-	else if (r == &p->rp_claim)
-		r->heard_ns = now;
-	else if (p->rx_key != h->key_id)
+	else if (r == &p->rp_cur && p->rx_key != h->key_id)
 		WRITE_ONCE(p->rx_key, h->key_id);
 	spin_unlock(&p->replay_lock);
 	return bad;

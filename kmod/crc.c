@@ -117,9 +117,10 @@ const char *ics_crc_driver(void)
  * header with its check field taken as 0, then @len payload bytes; the
  * value for ics_wire_hdr.check (host order). The source is covered so that
  * a bit flipped in it (a NIC or software path past the FCS) is a corrupt
- * frame, not a frame from another station. The header must be linear; the payload may be in page fragments
- * (a frame built on a message's pages, or one a NIC or veth delivered so),
- * which are read where they are, not copied.
+ * frame, not a frame from another station. The header must be linear; the
+ * payload may be in page fragments (a frame built on a message's pages, or
+ * one a NIC or veth delivered so), which are read where they are, not
+ * copied.
  */
 u32 ics_frame_crc(struct sk_buff *skb, const u8 *src, unsigned int len)
 {

@@ -329,7 +329,7 @@ struct ics_replay {
 /* The counters of one binding of a sender (its incarnation and salt). */
 struct ics_replay_ctx {
 	u64 salt;
-	u64 heard_ns;			/* a claim's: its last frame taken */
+	u64 since_ns;			/* a claim's: when it took rp_claim */
 	u32 inc;
 	struct ics_replay uni, bcast;	/* its frames to us, its broadcasts */
 };
@@ -339,7 +339,7 @@ struct ics_peer {
 	u8 node_id;
 	u8 addr[ETH_ALEN];		/* changes only when the node moves */
 	u64 last_heard_ns;		/* its last frame taken; READ_ONCE/WRITE_ONCE */
-	u32 incarnation;		/* written under member_lock and lock */
+	u32 incarnation;		/* written under member_lock, lock, link.tx_lock */
 	u8 state;			/* enum ics_member_state, written likewise */
 	spinlock_t lock;		/* receive side, see struct ics_link */
 	struct list_head reasm;
@@ -552,7 +552,7 @@ bool ics_auth_available(void);
 void ics_auth_derive(const u8 ck[ICS_AUTH_KEY_LEN], u8 id, u32 node, u32 inc, u64 salt,
 		     u8 out[ICS_AUTH_KEY_LEN]);
 bool ics_replay_check(struct ics_replay *r, u64 ctr);
-int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb);
+int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb, const u8 *src);
 enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 frag_len,
 			     bool *checked);
 enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h);
@@ -591,6 +591,7 @@ void ics_link_reset_rcv(struct ics_peer *p, u32 sess);
 void ics_link_pause_rcv(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
 void ics_link_fail(struct ics_peer *p, int err);
 void ics_link_fail_take(struct ics_peer *p, struct list_head *out);
+void ics_link_rebind(struct ics_peer *p, u32 inc, struct list_head *out);
 void ics_link_fail_report(struct ics_net *in, struct list_head *out, int err);
 void ics_link_destroy(struct ics_peer *p);
 void ics_rtx_timer(struct timer_list *t);

@@ -542,9 +542,13 @@ static void ics_cut(struct ics_peer *p, int ch, u32 mtu)
 	 * before the peer came back as another (its old binding went down or
 	 * left, which failed what was in flight) gives way to a new one.
 	 */
-	if (!l->tx_sess ||
-	    (!ics_inflight(l) && l->tx_dst_inc != READ_ONCE(p->incarnation)))
+	if (!l->tx_sess) {
 		ics_new_session(l);
+	} else if (!ics_inflight(l) && l->tx_dst_inc != READ_ONCE(p->incarnation)) {
+		/* ics_link_rebind() or the peer's failure took every message */
+		DEBUG_NET_WARN_ON_ONCE(m->next_off);
+		ics_new_session(l);
+	}
 	seq = l->snd_nxt;
 	f = ics_fr(l, seq);
 	if (!ics_inflight(l)) {
@@ -1366,6 +1370,23 @@ void ics_link_fail_take(struct ics_peer *p, struct list_head *out)
 
 	spin_lock_bh(&l->tx_lock);
 	ics_fail_locked(p->b->in, l, true, out);
+	spin_unlock_bh(&l->tx_lock);
+}
+
+/*
+ * The peer is binding @inc now (membership confirmed it). Senders read
+ * the incarnation under tx_lock (ics_cut()), so none sees the new one
+ * before what was sent to the old one is failed onto @out (NULL: the link
+ * holds nothing for it, the peer was down). p->lock, under member_lock.
+ */
+void ics_link_rebind(struct ics_peer *p, u32 inc, struct list_head *out)
+{
+	struct ics_link *l = &p->link;
+
+	spin_lock_bh(&l->tx_lock);
+	WRITE_ONCE(p->incarnation, inc);
+	if (out)
+		ics_fail_locked(p->b->in, l, true, out);
 	spin_unlock_bh(&l->tx_lock);
 }
 

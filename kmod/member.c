@@ -524,15 +524,13 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, u64 sa
 
 	if (fresh) {
 		spin_lock(&p->lock);
-		WRITE_ONCE(p->incarnation, inc);
 		if (restart)
 			__ics_link_rx_reset(p, true);
+		/* What was sent to the old incarnation fails, now. */
+		ics_link_rebind(p, inc, restart && ics_live(old) ? &fail : NULL);
 		spin_unlock(&p->lock);
-		if (restart && ics_live(old)) {
-			/* What was sent to the old incarnation fails, now. */
-			ics_link_fail_take(p, &fail);
+		if (restart && ics_live(old))
 			err = -ECONNRESET;
-		}
 		p->hb_seq = seq;
 		p->hb_rtt_us = 0;
 		p->told = false;

@@ -174,7 +174,7 @@ static bool ics_ack_taken(const struct sk_buff *skb, const struct ics_wire_ack *
 	return true;
 }
 
-/* CRC32C of header (check taken as 0) and payload, linear or not. */
+/* CRC32C of source address, header (check taken as 0) and payload. */
 static bool ics_check_ok(struct sk_buff *skb, u16 frag_len)
 {
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;

@@ -54,30 +54,34 @@ struct sk_buff *ics_frame_alloc(struct ics_bind *b, const struct ics_hdr_args *a
 }
 
 /*
- * Seal (a tag if we sign, auth.c; CRC32C over header and payload; the
- * header linear, the payload linear or in page fragments) and send.
- * Consumes @skb. @prio is an skb priority (TC_PRIO_*), so that a priority
- * qdisc on the NIC keeps urgent frames ahead of bulk ones too.
+ * Seal (a tag if we sign, auth.c; CRC32C over the source address, header
+ * and payload; the header linear, the payload linear or in page
+ * fragments) and send. The source address is read once, so that the tag,
+ * the CRC and the Ethernet header agree while it changes. Consumes @skb.
+ * @prio is an skb priority (TC_PRIO_*), so that a priority qdisc on the
+ * NIC keeps urgent frames ahead of bulk ones too.
  */
 int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 prio)
 {
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb_network_header(skb);
 	unsigned int len = skb->len;
+	u8 src[ETH_ALEN];
 	int err;
 
+	ether_addr_copy(src, b->dev->dev_addr);
 	h->check = 0;
-	err = ics_auth_sign(b, skb);
+	err = ics_auth_sign(b, skb, src);
 	if (err) {
 		kfree_skb(skb);
 		ics_count(b->in, ICS_STAT_TX_AUTH_ERRORS);
 		ics_count(b->in, ICS_STAT_TX_ERRORS);
 		return err;
 	}
-	h->check = htonl(ics_frame_crc(skb, b->dev->dev_addr, len - ICS_HDR_LEN));
+	h->check = htonl(ics_frame_crc(skb, src, len - ICS_HDR_LEN));
 	skb->dev = b->dev;
 	skb->protocol = htons(ICS_ETH_P);
 	skb->priority = prio;
-	err = dev_hard_header(skb, b->dev, ICS_ETH_P, addr, NULL, len);
+	err = dev_hard_header(skb, b->dev, ICS_ETH_P, addr, src, len);
 	if (err < 0) {
 		kfree_skb(skb);
 		err = -EINVAL;
