@@ -591,9 +591,12 @@ int main(int argc, char **argv)
 	/*
 	 * The checksum covers the source MAC, the header and frag_len payload
 	 * bytes, as the receiver computes it (a frag_len past the payload
-	 * reads zeroes; such a frame is too short for the receiver anyway).
+	 * reads zeroes, up to the buffer's end; such a frame is too short for
+	 * the receiver anyway).
 	 */
 	crc_len = sizeof(*h) + ntohs(h->frag_len);
+	if (crc_len > FRAME_MAX - sizeof(*eh))
+		crc_len = FRAME_MAX - sizeof(*eh);
 	seal(eh, h, crc_len, check, bad_check, flip);
 
 	frame_len = sizeof(*h) + len;
