@@ -1383,11 +1383,13 @@ void ics_link_rebind(struct ics_peer *p, u32 inc, struct list_head *out)
 {
 	struct ics_link *l = &p->link;
 
-	spin_lock_bh(&l->tx_lock);
+	lockdep_assert_held(&p->b->in->member_lock);
+	lockdep_assert_held(&p->lock);
+	spin_lock(&l->tx_lock);		/* bh off: member_lock */
 	WRITE_ONCE(p->incarnation, inc);
 	if (out)
 		ics_fail_locked(p->b->in, l, true, out);
-	spin_unlock_bh(&l->tx_lock);
+	spin_unlock(&l->tx_lock);
 }
 
 void ics_link_fail_report(struct ics_net *in, struct list_head *out, int err)

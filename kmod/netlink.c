@@ -370,7 +370,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	struct nlattr *nest;
 	struct ics_bind *b;
 	struct ics_peer *p;
-	u8 addr[ETH_ALEN];
+	u8 addr[ETH_ALEN] __aligned(2);
 	u64 heard = 0;
 	u8 rx_key = 0;
 

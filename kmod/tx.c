@@ -65,9 +65,10 @@ int ics_frame_xmit(struct ics_bind *b, struct sk_buff *skb, const u8 *addr, u32 
 {
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb_network_header(skb);
 	unsigned int len = skb->len;
-	u8 src[ETH_ALEN];
+	u8 src[ETH_ALEN] __aligned(2);
 	int err;
 
+	/* unlocked: it may tear while the address changes, but all three agree */
 	ether_addr_copy(src, b->dev->dev_addr);
 	h->check = 0;
 	err = ics_auth_sign(b, skb, src);
@@ -127,7 +128,7 @@ void ics_hello_xmit(struct ics_bind *b, u8 node, u32 dst_inc, const u8 *to,
 		.dst_inc = dst_inc,
 		.msg_len = ICS_HELLO_LEN,
 	};
-	u8 addr[ETH_ALEN];
+	u8 addr[ETH_ALEN] __aligned(2);	/* ether_addr_copy() */
 	struct ics_peer *p;
 	struct sk_buff *skb;
 

@@ -273,12 +273,15 @@ with open(sys.argv[3], "w") as f:
 replay()
 {
 	in_ns "$NS_BR" python3 -S -c '
-import binascii, socket, sys, time
+import binascii, os, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("p1", 0))
+open(sys.argv[1] + ".pid", "w").write(str(os.getpid()))
 for l in open(sys.argv[1]):
     s.send(binascii.unhexlify(l.strip()))
+    open(sys.argv[1] + ".sent", "w").close()
     time.sleep(float(sys.argv[2]))
+open(sys.argv[1] + ".done", "w").close()
 ' "$1" "${2:-0}"
 }
 
@@ -324,33 +327,36 @@ restarted()
 node2_at_1() { icstat_get "${NS[1]}" members 'next(m for m in j["members"] if m["node"] == 2)' "$1"; }
 
 # Node 2 restarts twice; while it restarts the second time, heartbeats of
-# its binding before last, recorded, are replayed every 0.5 s. They take
-# the claim first (node 2 has just left) but cannot keep it: each frame
-# of theirs is fresh in the claim's window, yet none extends its hold, so
-# node 2's new binding is a member again well before the recording ends.
+# its binding before last, recorded, are replayed every 0.5 s. The first
+# takes the claim (node 2 has just left) before node 2 binds again; the
+# others are fresh in the claim's window, yet none extends its hold, so
+# node 2's new binding is a member again well before the replay ends (with
+# a hold each replayed heartbeat extended, not before).
 restart_under_replay()
 {
 	local n pid inc1 inc state=
 	capture 3 "$ICS_TMP/b0" || return 1
 	grep '^ffffffffffff' "$ICS_TMP/b0" > "$ICS_TMP/b0.hb"
 	n=$(wc -l < "$ICS_TMP/b0.hb")
-	[ "$n" -ge 10 ] || { fail "only $n heartbeats of node 2 captured"; return 1; }
+	[ "$n" -ge 20 ] || { fail "only $n heartbeats of node 2 captured"; return 1; }
 	in_ns "${NS[2]}" icsctl unbind && ics_bind "${NS[2]}" eth0 2 || return 1
 	wait_eq 30 member "node 2 a member of node 1's view again" node2_at_1 state || return 1
 	inc1=$(node2_at_1 incarnation) || return 1
 	info "replaying $n heartbeats of node 2's binding before last, one every 0.5 s, while it restarts"
 	in_ns "${NS[2]}" icsctl unbind || return 1
+	rm -f "$ICS_TMP/b0.hb".{pid,sent,done}
 	replay "$ICS_TMP/b0.hb" 0.5 &
 	pid=$!
-	sleep 1
-	ics_bind "${NS[2]}" eth0 2 || { pkill -f "$ICS_TMP/b0.hb"; wait $pid; return 1; }
-	while kill -0 $pid 2>/dev/null; do
-		state=$(node2_at_1 state) && inc=$(node2_at_1 incarnation) &&
-			[ "$state" = member ] && [ "$inc" != "$inc1" ] && break
-		state=
-		sleep 0.2
-	done
-	pkill -f "$ICS_TMP/b0.hb"
+	if wait_file 30 "the first replayed heartbeat sent" "$ICS_TMP/b0.hb.sent" &&
+	   ics_bind "${NS[2]}" eth0 2; then
+		while [ ! -e "$ICS_TMP/b0.hb.done" ]; do
+			state=$(node2_at_1 state) && inc=$(node2_at_1 incarnation) &&
+				[ "$state" = member ] && [ "$inc" != "$inc1" ] && break
+			state=
+			sleep 0.2
+		done
+	fi
+	kill "$(cat "$ICS_TMP/b0.hb.pid" 2>/dev/null)" 2>/dev/null
 	wait $pid
 	[ -n "$state" ] ||
 		{ fail "node 2 not a member again while its older binding's heartbeats were replayed"; return 1; }
