@@ -370,8 +370,7 @@ static int answer_hello(int rfd, int fd, const struct sockaddr_ll *to, unsigned 
 	hw->echo[0].nonce = rhw->nonce;
 	if (h->dst_node != ICS_NODE_BROADCAST && !keep_dst_inc)
 		h->dst_inc = rh->incarnation;
-	h->check = 0;
-	h->check = htonl(frame_crc(eh->ether_shost, h, sizeof(*h) + ntohs(h->frag_len)));
+	seal(eh, h, sizeof(*h) + ntohs(h->frag_len), -1, 0, -1);
 	n = sendto(fd, frame, frame_len, 0, (const struct sockaddr *)to, sizeof(*to));
 	if (n != (ssize_t)frame_len) {
 		fprintf(stderr, "%s: --answer: sendto: %s\n", prog, n < 0 ? strerror(errno) : "short");
