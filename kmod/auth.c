@@ -33,6 +33,7 @@
 #include <crypto/hash.h>
 #include <crypto/poly1305.h>
 #include <crypto/algapi.h>	/* crypto_memneq() on 6.1 and 6.12 */
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/string.h>
 
@@ -206,6 +207,46 @@ static void ics_auth_ad(u8 ad[ICS_AUTH_AD_LEN], const u8 *src, const struct ics_
 	((struct ics_wire_hdr *)(ad + ICS_AUTH_AD_PRE))->check = 0;
 }
 
+static void ics_txkey_free_rcu(struct rcu_head *head)
+{
+	kfree_sensitive(container_of(head, struct ics_txkey, rcu));
+}
+
+/*
+ * Derive the sender key of key_tx for our binding @b (NULL: unbound) once,
+ * rather than for every frame; a frame signed while it is replaced, or
+ * without one (no memory), derives its own. RTNL.
+ */
+void ics_auth_txkey_update(struct ics_net *in, const struct ics_bind *b)
+{
+	struct ics_txkey *t = NULL, *old;
+	const struct ics_key *k;
+
+	ASSERT_RTNL();
+	if (in->key_tx && b)
+		t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (t) {
+		rcu_read_lock();
+		k = ics_key_find(in, in->key_tx);
+		if (k) {
+			ics_auth_derive(k->key, k->id, b->node_id, b->incarnation, b->salt, t->sk);
+			t->gen = k->gen;
+		}
+		rcu_read_unlock();
+		t->id = in->key_tx;
+		t->inc = b->incarnation;
+		t->salt = b->salt;
+		if (!k) {
+			kfree_sensitive(t);
+			t = NULL;
+		}
+	}
+	old = rtnl_dereference(in->txk);
+	rcu_assign_pointer(in->txk, t);
+	if (old)
+		call_rcu(&old->rcu, ics_txkey_free_rcu);
+}
+
 /*
  * Sign the frame @skb (its header at skb->data, check 0, the payload
  * after it), to be sent from @src, with the key in use, if the mode says
@@ -219,6 +260,7 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb, const u8 *src)
 	struct ics_wire_hdr *h = (struct ics_wire_hdr *)skb->data;
 	u8 id, sk[ICS_AUTH_KEY_LEN], ad[ICS_AUTH_AD_LEN] __aligned(8);
 	struct ics_net *in = b->in;
+	const struct ics_txkey *t;
 	const struct ics_key *k;
 	struct ics_peer *p;
 	atomic64_t *ctr;
@@ -252,7 +294,13 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb, const u8 *src)
 			h->ctr_hi = htons(c >> 32);
 			h->ctr_lo = htonl((u32)c);
 			ics_auth_ad(ad, src, h);
-			ics_auth_derive(k->key, id, b->node_id, b->incarnation, b->salt, sk);
+			t = rcu_dereference(in->txk);
+			if (t && t->id == id && t->gen == k->gen && t->inc == b->incarnation &&
+			    t->salt == b->salt)
+				memcpy(sk, t->sk, sizeof(sk));
+			else
+				ics_auth_derive(k->key, id, b->node_id, b->incarnation, b->salt,
+						sk);
 			err = ics_auth_tag(sk, h->dst_node, c, ad, sizeof(ad), skb,
 					   ICS_HDR_LEN, skb->len - ICS_HDR_LEN, h->tag);
 			memzero_explicit(sk, sizeof(sk));
@@ -262,6 +310,62 @@ int ics_auth_sign(struct ics_bind *b, struct sk_buff *skb, const u8 *src)
 	}
 	rcu_read_unlock();
 	return err;
+}
+
+/*
+ * The sender key of @p's binding (@inc, @salt) under @k: copied from the
+ * cache into @sk if it holds it (true), or stored from @sk (@store), once
+ * a tag checked and only for the binding membership confirmed: neither a
+ * forgery nor a replay of another binding evicts it (a claim's frames
+ * derive their key until it is confirmed). Takes replay_lock; the peer is
+ * only read, never created.
+ */
+static bool ics_auth_rxkey(struct ics_peer *p, const struct ics_key *k, u32 inc, u64 salt,
+			   u8 sk[ICS_AUTH_KEY_LEN], bool store)
+{
+	bool hit = false;
+
+	spin_lock(&p->replay_lock);
+	if (store) {
+		if (inc != p->rp_cur.inc || salt != p->rp_cur.salt)
+			goto out;
+		p->rxk.gen = k->gen;
+		p->rxk.inc = inc;
+		p->rxk.salt = salt;
+		memcpy(p->rxk.sk, sk, ICS_AUTH_KEY_LEN);
+	} else if (p->rxk.gen == k->gen && p->rxk.inc == inc && p->rxk.salt == salt) {
+		memcpy(sk, p->rxk.sk, ICS_AUTH_KEY_LEN);
+		hit = true;
+	}
+out:
+	spin_unlock(&p->replay_lock);
+	return hit;
+}
+
+/*
+ * Key @gen was deleted: wipe the peers' sender keys derived from it (they
+ * could not match again, but a deleted key leaves nothing behind). RTNL,
+ * after a grace period since it was unpublished.
+ */
+void ics_auth_forget(struct ics_net *in, u64 gen)
+{
+	struct ics_bind *b = rtnl_dereference(in->bind);
+	struct ics_peer *p;
+	int node;
+
+	if (!b)
+		return;
+	rcu_read_lock();
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		p = rcu_dereference(b->peers[node]);
+		if (!p)
+			continue;
+		spin_lock_bh(&p->replay_lock);
+		if (p->rxk.gen == gen)
+			memzero_explicit(&p->rxk, sizeof(p->rxk));
+		spin_unlock_bh(&p->replay_lock);
+	}
+	rcu_read_unlock();
 }
 
 /*
@@ -280,8 +384,12 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 	const struct ics_wire_hdr *h = (const struct ics_wire_hdr *)skb->data;
 	u8 mode = READ_ONCE(b->in->auth_mode), sk[ICS_AUTH_KEY_LEN], tag[ICS_AUTH_TAG_LEN];
 	u8 ad[ICS_AUTH_AD_LEN] __aligned(8);
+	u64 salt = get_unaligned_be64(h->salt);
+	u32 inc = ntohl(h->incarnation);
 	const struct ics_key *k;
 	enum ics_stat bad = 0;
+	struct ics_peer *p;
+	bool cached;
 
 	BUILD_BUG_ON(offsetof(struct ics_wire_hdr, tag) != ICS_AUTH_AD_HDR);
 	BUILD_BUG_ON(sizeof_field(struct ics_wire_hdr, tag) != ICS_AUTH_TAG_LEN);
@@ -301,14 +409,20 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 		bad = mode == ICS_AUTH_OFF ? 0 : ICS_STAT_RX_NO_KEY;
 	} else {
 		ics_auth_ad(ad, eth_hdr(skb)->h_source, h);
-		ics_auth_derive(k->key, h->key_id, h->src_node, ntohl(h->incarnation),
-				get_unaligned_be64(h->salt), sk);
+		p = rcu_dereference(b->peers[h->src_node]);
+		cached = p && ics_auth_rxkey(p, k, inc, salt, sk, false);
+		if (!cached)
+			ics_auth_derive(k->key, h->key_id, h->src_node, inc, salt, sk);
 		if (ics_auth_tag(sk, h->dst_node, ics_hdr_ctr(h), ad, sizeof(ad), skb,
 				 ICS_HDR_LEN, frag_len, tag) ||
-		    crypto_memneq(tag, h->tag, sizeof(tag)))
+		    crypto_memneq(tag, h->tag, sizeof(tag))) {
 			bad = ICS_STAT_RX_AUTH_BAD;
-		else
+		} else {
 			*checked = true;
+			/* only a key that checked (see ics_auth_rxkey()) */
+			if (p && !cached)
+				ics_auth_rxkey(p, k, inc, salt, sk, true);
+		}
 		memzero_explicit(sk, sizeof(sk));
 	}
 	rcu_read_unlock();

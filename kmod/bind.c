@@ -57,6 +57,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	b->incarnation = ics_member_incarnation(in);
 	b->salt = get_random_u64();	/* with the incarnation, our sender keys (auth.c) */
 	get_random_bytes(&b->hello_key, sizeof(b->hello_key));	/* admission (member.c) */
+	ics_auth_txkey_update(in, b);
 	spin_lock_init(&b->peers_lock);
 	timer_setup(&b->timer, ics_timer, 0);
 	timer_setup(&b->check_timer, ics_check_timer, 0);
@@ -128,6 +129,7 @@ int ics_unbind(struct ics_net *in, const char *why)
 	pr_info("%s %s; unbound node %u\n", b->dev->name, why, b->node_id);
 	ics_peers_free(b);
 	ics_member_unbind(in, b);
+	ics_auth_txkey_update(in, NULL);	/* after the LEAVING heartbeat */
 	WARN_ON_ONCE(atomic_long_read(&b->reasm_mem) || atomic_long_read(&b->reasm_large));
 	netdev_put(b->dev, &b->dev_tracker);
 	memzero_explicit(&b->hello_key, sizeof(b->hello_key));

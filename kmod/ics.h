@@ -98,10 +98,19 @@ struct ics_stats {
 
 /* An installed cluster key (key.c): RTNL to change, RCU to read. */
 struct ics_key {
-	struct rcu_head rcu;
+	u64 gen;			/* ics_net.key_gen when it was added */
 	u8 id;
 	u8 fpr[ICS_KEY_FPR_LEN];
 	u8 key[ICS_KEY_LEN];
+};
+
+/* The sender key of key @id (@gen) for our binding (@inc, @salt) (auth.c). */
+struct ics_txkey {
+	struct rcu_head rcu;
+	u64 gen, salt;
+	u32 inc;
+	u8 id;
+	u8 sk[ICS_KEY_LEN];
 };
 
 struct ics_net {
@@ -149,6 +158,8 @@ struct ics_net {
 
 	/* cluster keys (key.c): RTNL to change; READ_ONCE, RCU to read */
 	struct ics_key __rcu *keys[ICS_KEYS_MAX];
+	struct ics_txkey __rcu *txk;	/* key_tx's sender key: RTNL, RCU to read */
+	u64 key_gen;			/* keys added so far, RTNL */
 	u8 key_tx;			/* the id of the key we sign with, 0: none */
 	u8 auth_mode;			/* enum ics_auth_mode */
 };
@@ -356,6 +367,11 @@ struct ics_peer {
 	u8 rx_key;			/* key id of its last frame checked; READ_ONCE */
 	spinlock_t replay_lock;
 	struct ics_replay_ctx rp_cur, rp_claim;
+	struct {			/* its sender key, as last checked */
+		u64 gen, salt;		/* gen 0: none */
+		u32 inc;
+		u8 sk[ICS_KEY_LEN];
+	} rxk;
 
 	/* membership: member_lock */
 	u8 reason;			/* enum ics_reason of the last change */
@@ -557,6 +573,8 @@ enum ics_stat ics_auth_check(struct ics_bind *b, const struct sk_buff *skb, u32 
 			     bool *checked);
 enum ics_stat ics_auth_fresh(struct ics_peer *p, const struct ics_wire_hdr *h);
 void ics_auth_confirm(struct ics_peer *p, u32 inc, u64 salt);
+void ics_auth_txkey_update(struct ics_net *in, const struct ics_bind *b);
+void ics_auth_forget(struct ics_net *in, u64 gen);
 
 /* key.c: the cluster keys of an instance */
 int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack *extack);

@@ -16,11 +16,6 @@
 
 #include "ics.h"
 
-static void ics_key_free_rcu(struct rcu_head *head)
-{
-	kfree_sensitive(container_of(head, struct ics_key, rcu));
-}
-
 /* RTNL: the slot of key @id, or -1. */
 static int ics_key_slot(struct ics_net *in, u8 id)
 {
@@ -67,6 +62,7 @@ int ics_key_add(struct ics_net *in, u8 id, const u8 *key, struct netlink_ext_ack
 	if (!k)
 		return -ENOMEM;
 	k->id = id;
+	k->gen = ++in->key_gen;
 	memcpy(k->key, key, ICS_AUTH_KEY_LEN);
 	blake2s(fpr, label, key, sizeof(fpr), sizeof(label) - 1, ICS_AUTH_KEY_LEN);
 	memcpy(k->fpr, fpr, sizeof(k->fpr));
@@ -92,7 +88,10 @@ int ics_key_del(struct ics_net *in, u8 id, struct netlink_ext_ack *extack)
 	}
 	k = rtnl_dereference(in->keys[i]);
 	RCU_INIT_POINTER(in->keys[i], NULL);
-	call_rcu(&k->rcu, ics_key_free_rcu);
+	/* no frame checks with it now, so none caches a key derived from it */
+	synchronize_net();
+	ics_auth_forget(in, k->gen);
+	kfree_sensitive(k);
 	return 0;
 }
 
@@ -109,6 +108,7 @@ int ics_key_use(struct ics_net *in, u8 id, struct netlink_ext_ack *extack)
 		return -EBUSY;
 	}
 	WRITE_ONCE(in->key_tx, id);
+	ics_auth_txkey_update(in, rtnl_dereference(in->bind));
 	return 0;
 }
 
@@ -161,8 +161,7 @@ int ics_key_put(struct sk_buff *skb, struct ics_net *in, bool admin)
 /*
  * Netns exit, last: unbound (synchronize_net() done), genl gone for this
  * netns, no heartbeat left to sign, so no reader; every key goes, wiped,
- * without a grace period. Keys deleted earlier are freed by call_rcu();
- * unregister_pernet_subsys() waits for those (rcu_barrier()) at unload.
+ * without a grace period (ics_key_del() waits for one).
  */
 void ics_key_exit(struct ics_net *in)
 {
@@ -171,4 +170,5 @@ void ics_key_exit(struct ics_net *in)
 	WARN_ON_ONCE(rcu_access_pointer(in->bind));
 	for (i = 0; i < ICS_KEYS_MAX; i++)
 		kfree_sensitive(rcu_dereference_protected(in->keys[i], true));
+	WARN_ON_ONCE(rcu_access_pointer(in->txk));	/* ics_unbind() cleared it */
 }

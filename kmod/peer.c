@@ -38,7 +38,7 @@ static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr
 static void ics_peer_free(struct ics_peer *p)
 {
 	kfree(p->link.ring);
-	kfree(p);
+	kfree_sensitive(p);	/* a derived key (auth.c) */
 }
 
 /*
