@@ -137,6 +137,29 @@ unused_netns()
 	expect_err 1 "$UNUSED" in_ns "$NS_C" icstat -j chanhisttot
 }
 
+# Several icstat commands in one call: each report as its own call gives it
+# (one JSON object per line, text tables a blank line apart); the ones that
+# run until stopped run alone, and an option needs a command it is for.
+icstat_commands()
+{
+	local keys
+	keys=$(in_ns "$NS_A" icstat -j show links nodes show |
+		python3 -S -c 'import json, sys
+print(" ".join(",".join(sorted(json.loads(l))) for l in sys.stdin))') || return 1
+	assert_eq "keys of the 4 objects of icstat -j show links nodes show" \
+		"$(for c in show links nodes show; do
+			in_ns "$NS_A" icstat -j $c | jget '",".join(sorted(j))'
+		done | tr '\n' ' ' | sed 's/ $//')" "$keys" || return 1
+	in_ns "$NS_A" icstat -n chanhisttot show > "$ICS_TMP/two" || return 1
+	{ in_ns "$NS_A" icstat -n chanhisttot && echo && in_ns "$NS_A" icstat -n show; } > "$ICS_TMP/apart"
+	diff -u "$ICS_TMP/apart" "$ICS_TMP/two" | sed 's/^/# /' | head -n 20
+	cmp -s "$ICS_TMP/apart" "$ICS_TMP/two" || { fail "icstat -n chanhisttot show differs"; return 1; }
+	expect_err 2 'icstat: chanhist: runs alone, not with monitor' icstat chanhist monitor || return 1
+	expect_err 2 'icstat: monitor: runs alone, not with show' icstat show monitor || return 1
+	expect_err 2 'icstat: show: option -N is for links only' icstat -N 2 show nodes || return 1
+	expect_err 2 'icstat: unknown command "bogus" \(try "icstat help"\)' icstat show bogus
+}
+
 bind_nodev()
 {
 	expect_err 1 'icsctl: bind: No such device(: .*)?' in_ns "$NS_C" icsctl bind dev nope0 node 1 || return 1
@@ -624,6 +647,8 @@ case_add "send to our own node id: EINVAL" send_self
 case_add "send from an unbound instance: ENOTCONN" send_unbound
 case_add "unknown channel name: usage error listing the valid names, exit 2" unknown_channel
 case_add "bind as uid 65534: EPERM with the CAP_NET_ADMIN hint" nobody_bind
+case_add "icstat with several commands: each report as its own call prints it; usage errors" \
+	icstat_commands
 step_add impersonate
 case_add "control: a valid injected frame is delivered" \
 	$F none 1 TEST.rx.msgs=1 TEST.rx.bytes=64 TEST.rx_unclaimed=1 -- --len 64

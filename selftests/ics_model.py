@@ -104,6 +104,9 @@ def row(n):
     return 0 if n == 0 else min((n - 1).bit_length() + 1, ROWS - 1)
 
 
+ICSTAT_CMDS = ("chanhisttot", "channels", "nodes", "links", "members", "show")
+
+
 def icstat(ns, *args):
     cmd = (["nsenter", "--net=%s/%s" % (NETNS_DIR, ns)] if ns else []) + ["icstat", "-j"] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -111,7 +114,11 @@ def icstat(ns, *args):
         raise Fail("icstat -j %s in %s: exit %d: %s"
                    % (" ".join(args), ns or "init netns", r.returncode, r.stderr.strip()))
     try:
-        return json.loads(r.stdout)
+        # several commands: one object per line, in order
+        js = [json.loads(line) for line in r.stdout.splitlines()]
+        if len(js) != sum(a in ICSTAT_CMDS for a in args):
+            raise ValueError("%d objects" % len(js))
+        return js[0] if len(js) == 1 else js
     except ValueError as e:
         raise Fail("icstat -j %s in %s: bad JSON (%s): %r"
                    % (" ".join(args), ns, e, r.stdout[:200]))
@@ -153,11 +160,7 @@ def snap(ns, out=None):
     h = lambda s: (s["stats"]["hello_tx"], s["stats"]["hello_rx"])
     test = test_settled(ns)
     for _ in range(20):
-        s1 = icstat(ns, "show")
-        chan = icstat(ns, "chanhisttot")
-        nodes = icstat(ns, "nodes")
-        links = icstat(ns, "links")
-        s2 = icstat(ns, "show")
+        s1, chan, nodes, links, s2 = icstat(ns, "show", "chanhisttot", "nodes", "links", "show")
         if h(s1) == h(s2):
             break
     else:

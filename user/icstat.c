@@ -878,7 +878,7 @@ static const struct command {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: icstat [-j] [-p] [-n] [--tx | --rx] COMMAND\n"
+		"Usage: icstat [-j] [-p] [-n] [--tx | --rx] COMMAND [COMMAND...]\n"
 		"\n"
 		"Commands:\n"
 		"  chanhisttot                  message-size histograms since load or reset\n"
@@ -899,10 +899,20 @@ static void usage(FILE *f)
 		"  -i SECS    chanhist: interval in seconds\n"
 		"  -c COUNT   chanhist: number of reports (default: until interrupted)\n"
 		"  -N NODE    links: only the link to node NODE (or --node NODE)\n"
-		"  -h, --help this text\n");
+		"  -h, --help this text\n"
+		"\n"
+		"Several of chanhisttot, channels, nodes, links, members and show run\n"
+		"one after another in one call (with -j, one JSON object per line).\n");
 }
 
-static void parse_args(int argc, char **argv, struct opts *o, const struct command **cmd)
+/* Commands that report and return; chanhist and monitor run until stopped. */
+static bool cmd_once(const struct command *c)
+{
+	return c->fn != cmd_chanhist && c->fn != cmd_monitor;
+}
+
+/* argv's commands into @cmds (room for argc); their number. */
+static int parse_args(int argc, char **argv, struct opts *o, const struct command **cmds)
 {
 	static const struct option long_opts[] = {
 		{ "tx", no_argument, NULL, 't' },
@@ -912,8 +922,9 @@ static void parse_args(int argc, char **argv, struct opts *o, const struct comma
 		{ NULL, 0, NULL, 0 },
 	};
 	bool tx = false, rx = false, have_i = false, have_c = false, have_n = false;
+	bool chanhist = false, links = false;
 	size_t k;
-	int c;
+	int c, n = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jpnhi:c:N:", long_opts, NULL)) != -1) {
@@ -968,48 +979,69 @@ static void parse_args(int argc, char **argv, struct opts *o, const struct comma
 		usage(stdout);
 		exit(0);
 	}
-	*cmd = NULL;
-	for (k = 0; k < ARRAY_SIZE(commands); k++)
-		if (!strcmp(argv[optind], commands[k].name))
-			*cmd = &commands[k];
-	if (!*cmd)
-		icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")", argv[optind]);
-	if (optind + 1 < argc)
-		icsnl_usage_err("%s: unexpected argument \"%s\"", argv[optind], argv[optind + 1]);
-	if ((*cmd)->fn == cmd_chanhist && !have_i)
+	for (; optind < argc; optind++) {
+		for (k = 0; k < ARRAY_SIZE(commands); k++)
+			if (!strcmp(argv[optind], commands[k].name))
+				break;
+		if (k == ARRAY_SIZE(commands))
+			icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")",
+					argv[optind]);
+		if (n && (!cmd_once(&commands[k]) || !cmd_once(cmds[0])))
+			icsnl_usage_err("%s: runs alone, not with %s", cmd_once(cmds[0]) ?
+					argv[optind] : cmds[0]->name,
+					cmd_once(cmds[0]) ? cmds[0]->name : argv[optind]);
+		if (commands[k].fn == cmd_chanhist)
+			chanhist = true;
+		if (commands[k].fn == cmd_links)
+			links = true;
+		cmds[n++] = &commands[k];
+	}
+	if (chanhist && !have_i)
 		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
-	if ((*cmd)->fn != cmd_chanhist && (have_i || have_c))
-		icsnl_usage_err("%s: options -i and -c are for chanhist only", argv[optind]);
-	if ((*cmd)->fn != cmd_links && have_n)
-		icsnl_usage_err("%s: option -N is for links only", argv[optind]);
+	if (!chanhist && (have_i || have_c))
+		icsnl_usage_err("%s: options -i and -c are for chanhist only", cmds[0]->name);
+	if (!links && have_n)
+		icsnl_usage_err("%s: option -N is for links only", cmds[0]->name);
+	return n;
 }
 
 int main(int argc, char **argv)
 {
-	const struct command *cmd;
+	const struct command **cmds;
 	struct ics_instance in;
 	struct opts o = { 0 };
 	struct icsnl nl;
-	int err, ret;
+	int err, ret = 0, n, k;
 
 	icsnl_prog = "icstat";
-	parse_args(argc, argv, &o, &cmd);
+	cmds = calloc(argc, sizeof(*cmds));
+	if (!cmds) {
+		icsnl_err("out of memory");
+		return 1;
+	}
+	n = parse_args(argc, argv, &o, cmds);
 
 	if (icsnl_open(&nl))
 		return 1;
-	err = ics_get_instance(&nl, &in);
-	if (err) {
-		icsnl_perror(&nl, cmd->name, err);
-		icsnl_close(&nl);
-		return 1;
+	for (k = 0; k < n && !ret; k++) {
+		/* each command reports the instance as it is when it runs */
+		err = ics_get_instance(&nl, &in);
+		if (err) {
+			icsnl_perror(&nl, cmds[k]->name, err);
+			ret = 1;
+			break;
+		}
+		if (in.state == ICS_STATE_UNUSED && cmds[k]->fn != cmd_monitor) {
+			icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
+			ret = 1;
+			break;
+		}
+		if (k && !o.fmt.json)
+			putchar('\n');
+		ret = cmds[k]->fn(&nl, &in, &o);
 	}
-	if (in.state == ICS_STATE_UNUSED && cmd->fn != cmd_monitor) {
-		icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
-		icsnl_close(&nl);
-		return 1;
-	}
-	ret = cmd->fn(&nl, &in, &o);
 	icsnl_close(&nl);
+	free(cmds);
 	if (icsnl_flush_stdout())
 		ret = 1;
 	return ret;
