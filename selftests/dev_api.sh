@@ -237,7 +237,7 @@ bundle()
 	tm0=$(stat_get "$NS_A" tx_bundled)
 	rb0=$(stat_get "$NS_B" rx_bundles)
 	rm0=$(stat_get "$NS_B" rx_bundled)
-	data_through_netem small 3000 delay 200ms reorder 25% 50% loss 3% duplicate 3% || return 1
+	data_through_netem small 1000 delay 200ms reorder 25% 50% loss 3% duplicate 3% || return 1
 	tb=$(($(stat_get "$NS_A" tx_bundles) - tb0))
 	tm=$(($(stat_get "$NS_A" tx_bundled) - tm0))
 	rb=$(($(stat_get "$NS_B" rx_bundles) - rb0))

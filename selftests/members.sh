@@ -38,7 +38,7 @@
 # the bound, then recreated; sends to a down node fail at once
 # (EHOSTDOWN); a partition of a majority (netem loss 100% both ways): the
 # minority loses quorum, the majority keeps it, both heal; the events seen
-# by `icstat monitor` are consistent; ICS_SOAK_SECS (default 300) of
+# by `icstat monitor` are consistent; ICS_SOAK_SECS (default 120) of
 # traffic on all 16 channels plus a CPU hog in every netns: no node
 # declared down, no message failed.
 
@@ -48,7 +48,7 @@ HB=100			# the module's default heartbeat_ms
 MISSES=3		# and heartbeat_misses
 BOUND=$((HB * (MISSES + 1)))
 SLACK_MS=${ICS_MEMBER_SLACK_MS:-100}
-SOAK=${ICS_SOAK_SECS:-300}
+SOAK=${ICS_SOAK_SECS:-120}
 ALL=8			# members at first
 N=5			# members after three leave
 MON=""
