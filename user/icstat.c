@@ -902,7 +902,8 @@ static void usage(FILE *f)
 		"  -h, --help this text\n"
 		"\n"
 		"Several of chanhisttot, channels, nodes, links, members and show run\n"
-		"one after another in one call (with -j, one JSON object per line).\n");
+		"one after another in one call (with -j and without -p, one JSON object\n"
+		"per line); the first that fails stops the rest.\n");
 }
 
 /* Commands that report and return; chanhist and monitor run until stopped. */
@@ -976,10 +977,14 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 	if (optind >= argc)
 		icsnl_usage_err("missing command (try \"icstat help\")");
 	if (!strcmp(argv[optind], "help")) {
+		if (optind + 1 < argc)
+			icsnl_usage_err("help: runs alone, not with %s", argv[optind + 1]);
 		usage(stdout);
 		exit(0);
 	}
 	for (; optind < argc; optind++) {
+		if (!strcmp(argv[optind], "help"))
+			icsnl_usage_err("help: runs alone, not with %s", argv[optind - 1]);
 		for (k = 0; k < ARRAY_SIZE(commands); k++)
 			if (!strcmp(argv[optind], commands[k].name))
 				break;
@@ -1021,8 +1026,10 @@ int main(int argc, char **argv)
 	}
 	n = parse_args(argc, argv, &o, cmds);
 
-	if (icsnl_open(&nl))
+	if (icsnl_open(&nl)) {
+		free(cmds);
 		return 1;
+	}
 	for (k = 0; k < n && !ret; k++) {
 		/* each command reports the instance as it is when it runs */
 		err = ics_get_instance(&nl, &in);
