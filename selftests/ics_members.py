@@ -43,9 +43,11 @@ script polls.
 """
 import json
 import os
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ics_model import run  # noqa: E402
 
 NETNS_DIR = "/run/netns" if os.path.isdir("/run/netns") else "/var/run/netns"
 SCALE = int(os.environ.get("ICS_TIMEOUT_SCALE", "1") or 1)
@@ -58,10 +60,10 @@ class Fail(Exception):
 def members(ns):
     cmd = (["nsenter", "--net=%s/%s" % (NETNS_DIR, ns)] if ns else []) + \
         ["icstat", "-j", "members"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        raise Fail("icstat -j members in %s: exit %d: %s" % (ns, r.returncode, r.stderr.strip()))
-    return json.loads(r.stdout)
+    rc, out, err = run(cmd)
+    if rc:
+        raise Fail("icstat -j members in %s: exit %d: %s" % (ns, rc, err.strip()))
+    return json.loads(out)
 
 
 def by_node(j):
@@ -121,10 +123,10 @@ def kill(args):
     i = args.index("--")
     nss, cmd = args[3:i], args[i + 1:]
     t0 = time.monotonic_ns()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    rc, _, err = run(cmd)
     t1 = time.monotonic_ns()
-    if r.returncode:
-        raise Fail("%s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
+    if rc:
+        raise Fail("%s: exit %d: %s" % (" ".join(cmd), rc, err.strip()))
     errs = []
     for ns in nss:
         def check():

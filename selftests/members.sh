@@ -56,7 +56,7 @@ MON=""
 ics_init tc timeout nsenter setpriv
 ktap_set_plan 15
 
-mem() { python3 "$ICS_SRC_DIR/ics_members.py" "$@"; }
+mem() { python3 -S "$ICS_SRC_DIR/ics_members.py" "$@"; }
 ns_of() { echo "${ICS_MEMBER_NS[$1]}"; }
 
 # ns_list FROM TO [EXCEPT]: the member netns FROM..TO but EXCEPT.
