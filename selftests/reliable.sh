@@ -36,8 +36,8 @@
 #     rx_dup_frames under duplication, rx_ooo_frames under reordering,
 #     rx_bad_check under corruption.
 #
-# ICS_STRESS_COUNT: messages per channel per sender per impairment; the
-# issue asks for 100000, the default (50) keeps `make check` within its
+# ICS_STRESS_COUNT: messages per channel per sender per impairment; a
+# long run takes 100000, the default (50) keeps `make check` within its
 # time. Measured on 6.12 in a TCG guest (2 vCPUs, the host shared with a
 # debug-kernel VM): at 50, each impairment's 1600 messages (1764 data
 # frames per sender) took 4-5 s to send (320-400 messages/s, 350-440 data
