@@ -991,10 +991,12 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		if (k == ARRAY_SIZE(commands))
 			icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")",
 					argv[optind]);
-		if (n && (!cmd_once(&commands[k]) || !cmd_once(cmds[0])))
-			icsnl_usage_err("%s: runs alone, not with %s", cmd_once(cmds[0]) ?
-					argv[optind] : cmds[0]->name,
-					cmd_once(cmds[0]) ? cmds[0]->name : argv[optind]);
+		if (n && !cmd_once(cmds[0]))
+			icsnl_usage_err("%s: runs alone, not with %s", cmds[0]->name,
+					commands[k].name);
+		if (n && !cmd_once(&commands[k]))
+			icsnl_usage_err("%s: runs alone, not with %s", commands[k].name,
+					cmds[0]->name);
 		if (commands[k].fn == cmd_chanhist)
 			chanhist = true;
 		if (commands[k].fn == cmd_links)
