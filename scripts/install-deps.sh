@@ -3,16 +3,17 @@
 #
 # Install everything `make check`, `make demo` and `make vmtest` need on a
 # Debian 12 (bookworm) machine: build tools, libnl, sparse, dkms, qemu,
-# virtme-ng, both supported kernels (bookworm's 6.1 and bookworm-backports'
-# 6.12, image + headers) and both kernels' source tarballs (for the kselftest
-# framework and checkpatch). Idempotent: a second run only checks.
+# virtme-ng, promtool and the node exporter, both supported kernels
+# (bookworm's 6.1 and bookworm-backports' 6.12, image + headers) and both
+# kernels' source tarballs (for the kselftest framework and checkpatch).
+# Idempotent: a second run only checks.
 #
 # The backports suite is added by deriving the mirror from the apt sources
 # already configured; no package host is written in this file.
 set -euo pipefail
 
 stamp=/var/lib/ics-deps.stamp
-want_rev=7
+want_rev=8
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_rev" ] && command -v vng >/dev/null; then
 	exit 0
 fi
@@ -67,6 +68,20 @@ apt-get install -y -qq --no-install-recommends \
 	perl python3 python3-pip \
 	linux-source-6.1 \
 	"$k61" "$h61"
+# promtool (package prometheus) and the node exporter, for the tests of
+# icstat's Prometheus output; their daemons are not started here (the tests
+# run the exporter themselves, on 127.0.0.1 in a VM).
+policy=/usr/sbin/policy-rc.d
+if [ -e "$policy" ]; then
+	apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter
+else
+	printf '#!/bin/sh\nexit 101\n' > "$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+	apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter
+	rm -f "$policy"
+	trap - EXIT
+fi
 apt-get install -y -qq --no-install-recommends -t bookworm-backports \
 	"$k612" "$h612" ${src612:+"$src612"}
 

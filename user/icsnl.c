@@ -199,6 +199,39 @@ const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw)
 	return buf;
 }
 
+const char *icsnl_fmt_rate(char *buf, double v, bool raw)
+{
+	static const char suffix[] = "kmgt";
+	int i;
+
+	if (v == 0) {
+		snprintf(buf, ICS_NUMBUF, "0");	/* nothing moved: as the counts say it */
+		return buf;
+	}
+	for (i = 0; !raw && v >= 999.95 && i < 4; i++)
+		v /= 1000;
+	if (i)
+		snprintf(buf, ICS_NUMBUF, "%.1f%c", v, suffix[i - 1]);
+	else
+		snprintf(buf, ICS_NUMBUF, "%.1f", v);
+	return buf;
+}
+
+const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts)
+{
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&ts->tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
+	/* %z is +hhmm; ISO 8601's extended form, which the rest uses, is +hh:mm */
+	if (n >= 5 && n + 2 <= len) {
+		memmove(buf + n - 1, buf + n - 2, 3);
+		buf[n - 2] = ':';
+	}
+	return buf;
+}
+
 const char *icsnl_fmt_us(char *buf, uint64_t ns)
 {
 	uint64_t tenths = ns / 100 + (ns % 100 >= 50);
@@ -332,6 +365,12 @@ void json_null(struct json *j, const char *key)
 {
 	json_member(j, key);
 	fputs("null", j->f);
+}
+
+void json_double(struct json *j, const char *key, double v, int decimals)
+{
+	json_member(j, key);
+	fprintf(j->f, "%.*f", decimals, v);
 }
 
 void json_chan_values(struct json *j, const char *key, const uint64_t *v)
@@ -815,63 +854,122 @@ const char *ics_state_name(uint8_t state)
 	}
 }
 
-static const char *const stat_names[ICS_STATS_SLOTS] = {
-	[ICS_STAT_TX_FRAMES]		= "tx_frames",
-	[ICS_STAT_TX_BYTES]		= "tx_bytes",
-	[ICS_STAT_TX_ERRORS]		= "tx_errors",
-	[ICS_STAT_RX_FRAMES]		= "rx_frames",
-	[ICS_STAT_RX_BYTES]		= "rx_bytes",
-	[ICS_STAT_RX_BAD_LEN]		= "rx_bad_len",
-	[ICS_STAT_RX_BAD_VERSION]	= "rx_bad_version",
-	[ICS_STAT_RX_BAD_CLUSTER]	= "rx_bad_cluster",
-	[ICS_STAT_RX_BAD_NODE]		= "rx_bad_node",
-	[ICS_STAT_RX_BAD_CHANNEL]	= "rx_bad_channel",
-	[ICS_STAT_RX_BAD_TYPE]		= "rx_bad_type",
-	[ICS_STAT_RX_BAD_FRAG]		= "rx_bad_frag",
-	[ICS_STAT_RX_DUP_FRAG]		= "rx_dup_frag",
-	[ICS_STAT_RX_NODE_CONFLICT]	= "rx_node_conflict",
-	[ICS_STAT_REASM_TIMEOUT]	= "reasm_timeout",
-	[ICS_STAT_REASM_EVICTED]	= "reasm_evicted",
-	[ICS_STAT_REASM_NOMEM]		= "reasm_nomem",
-	[ICS_STAT_HELLO_TX]		= "hello_tx",
-	[ICS_STAT_HELLO_RX]		= "hello_rx",
-	[ICS_STAT_RX_BAD_CHECK]		= "rx_bad_check",
-	[ICS_STAT_RX_BAD_SESSION]	= "rx_bad_session",
-	[ICS_STAT_TX_RETRANSMITS]	= "tx_retransmits",
-	[ICS_STAT_RX_DUP_FRAMES]	= "rx_dup_frames",
-	[ICS_STAT_RX_OOO_FRAMES]	= "rx_ooo_frames",
-	[ICS_STAT_RX_OVER_WINDOW]	= "rx_over_window",
-	[ICS_STAT_TX_ACKS]		= "tx_acks",
-	[ICS_STAT_RX_ACKS]		= "rx_acks",
-	[ICS_STAT_TX_RESETS]		= "tx_resets",
-	[ICS_STAT_RX_RESETS]		= "rx_resets",
-	[ICS_STAT_LINK_RESETS]		= "link_resets",
-	[ICS_STAT_MSGS_DONE]		= "msgs_done",
-	[ICS_STAT_MSGS_FAILED]		= "msgs_failed",
-	[ICS_STAT_RX_DUP_MSGS]		= "rx_dup_msgs",
-	[ICS_STAT_TX_EAGAIN]		= "tx_eagain",
-	[ICS_STAT_RX_PEER_DOWN]		= "rx_peer_down",
-	[ICS_STAT_TX_HOSTDOWN]		= "tx_hostdown",
-	[ICS_STAT_HB_LATE]		= "hb_late",
-	[ICS_STAT_EVENTS_LOST]		= "events_lost",
-	[ICS_STAT_RX_BAD_HELLO]		= "rx_bad_hello",
-	[ICS_STAT_HB_DEFERRED]		= "hb_deferred",
-	[ICS_STAT_DEV_RX_DROPS]		= "dev_rx_drops",
-	[ICS_STAT_DEV_CLOSE_DROPS]	= "dev_close_drops",
-	[ICS_STAT_TX_BUNDLES]		= "tx_bundles",
-	[ICS_STAT_TX_BUNDLED]		= "tx_bundled",
-	[ICS_STAT_RX_BUNDLES]		= "rx_bundles",
-	[ICS_STAT_RX_BUNDLED]		= "rx_bundled",
-	[ICS_STAT_RX_PAUSES]		= "rx_pauses",
-	[ICS_STAT_RX_HELD]		= "rx_held",
-	[ICS_STAT_RX_HELD_FULL]		= "rx_held_full",
-	[ICS_STAT_RX_HELD_DROPS]	= "rx_held_drops",
-	[ICS_STAT_RX_UNCONFIRMED]	= "rx_unconfirmed",
-	[ICS_STAT_RX_AUTH_BAD]		= "rx_auth_bad",
-	[ICS_STAT_RX_NO_KEY]		= "rx_no_key",
-	[ICS_STAT_RX_REPLAY]		= "rx_replay",
-	[ICS_STAT_TX_AUTH_ERRORS]	= "tx_auth_errors",
-	[ICS_STAT_TX_PAUSES]		= "tx_pauses",
+/* Instance counters: their names (as in JSON) and what they count. */
+static const struct {
+	const char *name, *help;
+} stats_info[ICS_STATS_SLOTS] = {
+	[ICS_STAT_TX_FRAMES] = { "tx_frames",
+		"Frames handed to the NIC" },
+	[ICS_STAT_TX_BYTES] = { "tx_bytes",
+		"Bytes of the frames handed to the NIC, ics header included" },
+	[ICS_STAT_TX_ERRORS] = { "tx_errors",
+		"Frames the NIC refused or we could not build" },
+	[ICS_STAT_RX_FRAMES] = { "rx_frames",
+		"Frames that passed every check" },
+	[ICS_STAT_RX_BYTES] = { "rx_bytes",
+		"Bytes of the frames that passed every check, ics header included" },
+	[ICS_STAT_RX_BAD_LEN] = { "rx_bad_len",
+		"Frames dropped: shorter than the header or their fragment length" },
+	[ICS_STAT_RX_BAD_VERSION] = { "rx_bad_version",
+		"Frames dropped: another wire format version" },
+	[ICS_STAT_RX_BAD_CLUSTER] = { "rx_bad_cluster",
+		"Frames dropped: another cluster id" },
+	[ICS_STAT_RX_BAD_NODE] = { "rx_bad_node",
+		"Frames dropped: node out of range or not us, or a bad source MAC" },
+	[ICS_STAT_RX_BAD_CHANNEL] = { "rx_bad_channel",
+		"Frames dropped: channel out of range" },
+	[ICS_STAT_RX_BAD_TYPE] = { "rx_bad_type",
+		"Frames dropped: unknown frame type or flags" },
+	[ICS_STAT_RX_BAD_FRAG] = { "rx_bad_frag",
+		"Frames dropped: fragment fields inconsistent" },
+	[ICS_STAT_RX_DUP_FRAG] = { "rx_dup_frag",
+		"Fragments dropped: overlapping one held" },
+	[ICS_STAT_RX_NODE_CONFLICT] = { "rx_node_conflict",
+		"Frames dropped: a node id claimed by a second MAC" },
+	[ICS_STAT_REASM_TIMEOUT] = { "reasm_timeout",
+		"Partial messages dropped (silence, new session...)" },
+	[ICS_STAT_REASM_EVICTED] = { "reasm_evicted",
+		"Partial messages pushed out by newer" },
+	[ICS_STAT_REASM_NOMEM] = { "reasm_nomem",
+		"Fragments dropped: over the reassembly bound" },
+	[ICS_STAT_HELLO_TX] = { "hello_tx",
+		"Heartbeat (hello) frames sent" },
+	[ICS_STAT_HELLO_RX] = { "hello_rx",
+		"Heartbeat (hello) frames received" },
+	[ICS_STAT_RX_BAD_CHECK] = { "rx_bad_check",
+		"Frames dropped: CRC32C mismatch" },
+	[ICS_STAT_RX_BAD_SESSION] = { "rx_bad_session",
+		"Frames dropped: a session or incarnation not taken" },
+	[ICS_STAT_TX_RETRANSMITS] = { "tx_retransmits",
+		"Data frames sent again" },
+	[ICS_STAT_RX_DUP_FRAMES] = { "rx_dup_frames",
+		"Data frames received twice" },
+	[ICS_STAT_RX_OOO_FRAMES] = { "rx_ooo_frames",
+		"Data frames received ahead of a gap" },
+	[ICS_STAT_RX_OVER_WINDOW] = { "rx_over_window",
+		"Data frames beyond the receive window" },
+	[ICS_STAT_TX_ACKS] = { "tx_acks",
+		"ACK frames sent" },
+	[ICS_STAT_RX_ACKS] = { "rx_acks",
+		"ACK frames received" },
+	[ICS_STAT_TX_RESETS] = { "tx_resets",
+		"RESET frames sent" },
+	[ICS_STAT_RX_RESETS] = { "rx_resets",
+		"RESET frames received" },
+	[ICS_STAT_LINK_RESETS] = { "link_resets",
+		"Send sessions restarted" },
+	[ICS_STAT_MSGS_DONE] = { "msgs_done",
+		"Messages delivered and acknowledged" },
+	[ICS_STAT_MSGS_FAILED] = { "msgs_failed",
+		"Messages reported failed to the sender" },
+	[ICS_STAT_RX_DUP_MSGS] = { "rx_dup_msgs",
+		"Whole messages received again after a reset" },
+	[ICS_STAT_TX_EAGAIN] = { "tx_eagain",
+		"Sends refused: queue limit" },
+	[ICS_STAT_RX_PEER_DOWN] = { "rx_peer_down",
+		"Frames dropped: from a node held down or left" },
+	[ICS_STAT_TX_HOSTDOWN] = { "tx_hostdown",
+		"Sends refused: the node is down or left" },
+	[ICS_STAT_HB_LATE] = { "hb_late",
+		"Heartbeat timer runs an interval late" },
+	[ICS_STAT_EVENTS_LOST] = { "events_lost",
+		"Membership events dropped: queue full, no memory" },
+	[ICS_STAT_RX_BAD_HELLO] = { "rx_bad_hello",
+		"Heartbeats with a field out of range, or out of order" },
+	[ICS_STAT_HB_DEFERRED] = { "hb_deferred",
+		"Failure decisions deferred: the receive queue busy" },
+	[ICS_STAT_DEV_RX_DROPS] = { "dev_rx_drops",
+		"/dev/ics messages dropped at a reader (0: a full reader refuses, see rx_held)" },
+	[ICS_STAT_DEV_CLOSE_DROPS] = { "dev_close_drops",
+		"/dev/ics: messages unread when their file closed" },
+	[ICS_STAT_TX_BUNDLES] = { "tx_bundles",
+		"Data frames sent carrying several messages" },
+	[ICS_STAT_TX_BUNDLED] = { "tx_bundled",
+		"Messages sent in bundles" },
+	[ICS_STAT_RX_BUNDLES] = { "rx_bundles",
+		"Bundles received in order" },
+	[ICS_STAT_RX_BUNDLED] = { "rx_bundled",
+		"Messages received in bundles" },
+	[ICS_STAT_RX_PAUSES] = { "rx_pauses",
+		"Channels our receivers paused (flow control)" },
+	[ICS_STAT_RX_HELD] = { "rx_held",
+		"Messages a handler refused, held for it" },
+	[ICS_STAT_RX_HELD_FULL] = { "rx_held_full",
+		"Data frames not taken: too much held for the channel" },
+	[ICS_STAT_RX_HELD_DROPS] = { "rx_held_drops",
+		"Held messages dropped: their sender restarted, unbind" },
+	[ICS_STAT_RX_UNCONFIRMED] = { "rx_unconfirmed",
+		"Heartbeats of a claim not confirmed yet" },
+	[ICS_STAT_RX_AUTH_BAD] = { "rx_auth_bad",
+		"Signed frames dropped: the tag did not check" },
+	[ICS_STAT_RX_NO_KEY] = { "rx_no_key",
+		"Frames dropped: unsigned where a key is required, or under a key not held" },
+	[ICS_STAT_RX_REPLAY] = { "rx_replay",
+		"Signed frames dropped: the counter was seen or is too old" },
+	[ICS_STAT_TX_AUTH_ERRORS] = { "tx_auth_errors",
+		"Frames not sent: no tag (key gone, counter spent)" },
+	[ICS_STAT_TX_PAUSES] = { "tx_pauses",
+		"Peers paused a channel for us" },
 };
 
 /* One `show` line or JSON member; count selects the k/m/g/t formatting. */
@@ -892,6 +990,16 @@ static void show_str(struct json *j, const char *key, const char *s)
 		json_str(j, key, s);
 	else
 		printf("%s %s\n", key, s);
+}
+
+const char *ics_stat_name(int i)
+{
+	return i >= 0 && i < ICS_STATS_SLOTS ? stats_info[i].name : NULL;
+}
+
+const char *ics_stat_help(int i)
+{
+	return i >= 0 && i < ICS_STATS_SLOTS ? stats_info[i].help : NULL;
 }
 
 static bool have(const struct ics_instance *in, int attr)
@@ -997,9 +1105,10 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 	for (i = 0; i < ICS_STATS_SLOTS; i++) {
 		if (!in->stat_have[i])
 			continue;
-		if (!stat_names[i])	/* a counter newer than this tool */
+		if (!stats_info[i].name)	/* a counter newer than this tool */
 			snprintf(key, sizeof(key), "stat_%d", i);
-		show_u64(j, fmt, stat_names[i] ? stat_names[i] : key, in->stats[i], true);
+		show_u64(j, fmt, stats_info[i].name ? stats_info[i].name : key, in->stats[i],
+			 true);
 	}
 	if (j) {
 		json_obj_end(j);
@@ -1052,6 +1161,11 @@ const char *ics_link_key(int attr)
 	return attr >= 0 && attr <= ICS_LINK_A_MAX ? link_attrs[attr].key : NULL;
 }
 
+bool ics_link_counter(int attr)
+{
+	return attr >= ICS_LINK_A_TX_FRAMES && attr <= ICS_LINK_A_MSGS_FAILED;
+}
+
 int ics_link_parse(const struct nlattr *nest, struct ics_link *l)
 {
 	struct nlattr *tb[ICS_LINK_A_MAX + 1], *a;
@@ -1078,7 +1192,7 @@ int ics_link_parse(const struct nlattr *nest, struct ics_link *l)
 	return 0;
 }
 
-void ics_link_json(struct json *j, const struct ics_link *l)
+void ics_link_json(struct json *j, const struct ics_link *l, double secs)
 {
 	int i;
 
@@ -1088,6 +1202,8 @@ void ics_link_json(struct json *j, const struct ics_link *l)
 			continue;
 		if (i == ICS_LINK_A_QUEUE)
 			json_chan_values(j, link_attrs[i].key, l->queue);
+		else if (secs > 0 && ics_link_counter(i))
+			json_double(j, link_attrs[i].key, l->v[i] / secs, 3);
 		else
 			json_u64(j, link_attrs[i].key, l->v[i]);
 	}
@@ -1391,7 +1507,13 @@ int ics_member_parse(const struct nlattr *nest, struct ics_member *m)
 	return m->have[ICS_MEMBER_A_NODE] && m->have[ICS_MEMBER_A_STATE] ? 0 : -EPROTO;
 }
 
-void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns)
+bool ics_member_counter(int attr)
+{
+	return attr == ICS_MEMBER_A_HB_RX || attr == ICS_MEMBER_A_HB_MISSED ||
+	       attr == ICS_MEMBER_A_CONFLICTS;
+}
+
+void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns, double secs)
 {
 	char mac[18];
 	int i;
@@ -1420,7 +1542,10 @@ void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns
 			json_str(j, key, icsnl_fmt_mac(mac, m->conflict_addr));
 			break;
 		default:
-			json_u64(j, key, m->v[i]);
+			if (secs > 0 && ics_member_counter(i))
+				json_double(j, key, m->v[i] / secs, 3);
+			else
+				json_u64(j, key, m->v[i]);
 		}
 	}
 	if (m->have[ICS_MEMBER_A_SINCE_NS] && now_ns >= m->v[ICS_MEMBER_A_SINCE_NS])

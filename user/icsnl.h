@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <netlink/attr.h>
 #include <linux/ics.h>
@@ -50,6 +51,10 @@ extern const char *const ics_hist_labels[ICS_HIST_ROWS];
 
 /* Counts: raw decimal, or truncated to powers of 1000 with k/m/g/t. */
 const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw);
+/* A rate with one decimal ("0" for none): raw, or from 1000 with k/m/g/t: "12.3k". */
+const char *icsnl_fmt_rate(char *buf, double v, bool raw);
+/* A wall-clock time in ISO 8601 with its offset: "2026-11-27T08:30:05+01:00". */
+const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts);
 /* Nanoseconds as microseconds with one decimal, rounded: 12350 -> "12.4". */
 const char *icsnl_fmt_us(char *buf, uint64_t ns);
 /* errno (either sign) as its symbol: 110 -> "ETIMEDOUT"; unknown: "errno N". */
@@ -79,6 +84,7 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_str(struct json *j, const char *key, const char *s);
 void json_null(struct json *j, const char *key);
+void json_double(struct json *j, const char *key, double v, int decimals);
 /* {"BOOT": v[0], ..., "CNX": v[15]}: one value per channel, by name. */
 void json_chan_values(struct json *j, const char *key, const uint64_t *v);
 
@@ -156,6 +162,9 @@ int ics_get_instance(struct icsnl *nl, struct ics_instance *in);
 const char *ics_state_name(uint8_t state);
 const char *ics_auth_mode_name(uint8_t mode);
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt);
+/* Instance counter @i (ICS_STAT_*): its name ("rx_replay"), what it counts; NULL: none. */
+const char *ics_stat_name(int i);
+const char *ics_stat_help(int i);
 
 /* ICS_CMD_GET_LINKS: one link's ICS_A_LINK nest. */
 struct ics_link {
@@ -166,8 +175,12 @@ struct ics_link {
 
 int ics_link_parse(const struct nlattr *nest, struct ics_link *l);	/* 0 or -EPROTO */
 const char *ics_link_key(int attr);	/* "fast_retransmits"; NULL: none */
-/* One object of the "links" array: every attribute present, by ics_link_key(). */
-void ics_link_json(struct json *j, const struct ics_link *l);
+bool ics_link_counter(int attr);	/* a count since the link began, not a state */
+/*
+ * One object of the "links" array: every attribute present, by
+ * ics_link_key(); with @secs > 0 the counters are per second over @secs.
+ */
+void ics_link_json(struct json *j, const struct ics_link *l, double secs);
 
 /* ics_test's ICS_TEST_CMD_SEND reply. */
 enum { ICS_RTT_MIN, ICS_RTT_P50, ICS_RTT_P99, ICS_RTT_MAX, ICS_RTT_MEAN, ICS_RTT_P90, ICS_RTT_STATS };
@@ -234,8 +247,12 @@ struct ics_member {
 };
 
 int ics_member_parse(const struct nlattr *nest, struct ics_member *m);	/* 0 or -EPROTO */
-/* One object of the "members" array; @now_ns gives the *_ago_ms keys. */
-void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns);
+bool ics_member_counter(int attr);	/* hb_rx, hb_missed, conflicts */
+/*
+ * One object of the "members" array; @now_ns gives the *_ago_ms keys; with
+ * @secs > 0 the counters are per second over @secs.
+ */
+void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns, double secs);
 
 /* ICS_CMD_EVENT: one ICS_A_EVENT nest. */
 struct ics_event_msg {

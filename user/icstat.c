@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * icstat - ics statistics: per-channel message-size histograms (in the style
- * of TruCluster's cfsstat), channel, node and link counters, instance state.
- * Read-only; works for any user.
+ * of TruCluster's cfsstat), channel, node and link counters, instance state,
+ * once or every few seconds, as text, JSON or CSV. Read-only; works for any
+ * user.
  */
 #include <assert.h>
 #include <errno.h>
@@ -29,8 +30,12 @@ static const char *const dir_title[DIRS] = { "Sent:", "Received:" };
 struct opts {
 	struct icsnl_fmt fmt;
 	bool dir[DIRS];		/* --tx / --rx; both by default */
-	uint32_t interval;	/* chanhist -i */
-	uint32_t count;		/* chanhist -c, 0: until interrupted */
+	bool csv;		/* --csv: one line per non-zero value */
+	bool rate;		/* -r: counters per second */
+	bool share;		/* --share: histograms as shares of the messages */
+	bool no_totals;		/* -y, and chanhist: no report of the totals first */
+	uint32_t interval;	/* -i: seconds between reports, 0: one report */
+	uint32_t count;		/* -c: reports, 0: until interrupted */
 	uint32_t node;		/* links -N, 0: every link */
 };
 
@@ -65,6 +70,40 @@ struct ics_links {
 	struct ics_link link[ICS_MAX_NODES + 1];	/* by peer node id */
 };
 
+struct ics_members {
+	int n;
+	struct ics_member m[1 + ICS_MAX_NODES];	/* in dump order: us first */
+};
+
+/* One reading of the counters the commands need, and when it was taken. */
+enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8 };
+
+struct snap {
+	uint64_t mono_ns;		/* CLOCK_MONOTONIC */
+	struct timespec real;		/* CLOCK_REALTIME */
+	struct ics_instance in;
+	struct ics_chans cs;
+	struct ics_nodes ns;
+	struct ics_links ls;
+	struct ics_members ms;
+};
+
+/* One report: the values it shows (totals, or one interval's change) and when. */
+struct rep {
+	const struct opts *o;
+	const struct snap *s;
+	uint64_t n;		/* 0: totals since load or reset, else the interval's number */
+	double secs;		/* the interval's length, as measured */
+	double elapsed;		/* seconds from the first reading to this one */
+	char time[40];		/* this reading's wall-clock time, ISO 8601 */
+};
+
+/* Counters per second, when asked; the totals report has no period to divide by. */
+static bool per_second(const struct rep *r)
+{
+	return r->o->rate && r->n;
+}
+
 /* Text tables: first column left-aligned, the others right-aligned. */
 
 #define TABLE_ROWS	(1 + ICS_MAX_NODES)
@@ -88,9 +127,13 @@ static void table_str(struct table *t, const char *s)
 	snprintf(table_next(t), ICS_NUMBUF, "%s", s);
 }
 
-static void table_count(struct table *t, uint64_t v, const struct opts *o)
+/* A counter: its value as a count (k, m, ... unless -n), or per second. */
+static void table_ctr(struct table *t, const struct rep *r, uint64_t v)
 {
-	icsnl_fmt_count(table_next(t), v, o->fmt.raw);
+	if (per_second(r))
+		icsnl_fmt_rate(table_next(t), v / r->secs, r->o->fmt.raw);
+	else
+		icsnl_fmt_count(table_next(t), v, r->o->fmt.raw);
 }
 
 static void table_u64(struct table *t, uint64_t v)
@@ -122,25 +165,74 @@ static void table_print(const struct table *t)
 	}
 }
 
-/* A list report: {"KEY": [...]} with -j, else a table the caller heads and fills. */
-static void list_begin(struct json *j, struct table *t, const struct opts *o, const char *key)
+/* JSON: every report object starts with when, where and over what period. */
+static void json_head(struct json *j, const struct rep *r)
 {
-	memset(t, 0, sizeof(*t));
-	if (!o->fmt.json)
-		return;
-	json_init(j, stdout, o->fmt.pretty);
+	json_init(j, stdout, r->o->fmt.pretty);
 	json_obj_begin(j, NULL);
-	json_arr_begin(j, key);
+	json_str(j, "time", r->time);
+	if (r->s->in.state == ICS_STATE_BOUND)
+		json_u64(j, "node_id", r->s->in.node_id);
+	if (!r->o->interval)
+		return;
+	json_u64(j, "interval", r->n);
+	json_double(j, "elapsed_s", r->elapsed, 6);
+	if (r->n)
+		json_double(j, "seconds", r->secs, 6);
+	json_bool(j, "per_second", per_second(r));
 }
 
-static void list_end(struct json *j, const struct table *t, const struct opts *o)
+static void json_ctr(struct json *j, const char *key, const struct rep *r, uint64_t v)
 {
-	if (o->fmt.json) {
-		json_arr_end(j);
-		json_obj_end(j);
-	} else {
-		table_print(t);
-	}
+	if (per_second(r))
+		json_double(j, key, v / r->secs, 3);
+	else
+		json_u64(j, key, v);
+}
+
+/*
+ * CSV: one line per non-zero value, under the header csv_header. Empty
+ * fields do not apply to the value (no channel for a link's counters).
+ */
+static const char csv_header[] =
+	"time,elapsed_s,node,interval,report,channel,peer,dir,row,metric,value\n";
+
+static void csv_begin(const struct rep *r, const char *report, const char *chan,
+		      uint32_t peer, int dir, const char *row)
+{
+	printf("%s,%.3f,", r->time, r->elapsed);
+	if (r->s->in.state == ICS_STATE_BOUND)
+		printf("%u", r->s->in.node_id);
+	printf(",%" PRIu64 ",%s,%s,", r->n, report, chan ? chan : "");
+	if (peer)
+		printf("%u", peer);
+	printf(",%s,%s,", dir >= 0 ? dir_key[dir] : "", row ? row : "");
+}
+
+/* A counter (per second with -r) or, with !ctr, a state such as a window. */
+static void csv_val(const struct rep *r, const char *report, const char *chan, uint32_t peer,
+		    int dir, const char *row, const char *metric, uint64_t v, bool ctr)
+{
+	if (!v)
+		return;
+	csv_begin(r, report, chan, peer, dir, row);
+	if (ctr && per_second(r))
+		printf("%s_per_s,%.3f\n", metric, v / r->secs);
+	else
+		printf("%s,%" PRIu64 "\n", metric, v);
+}
+
+static void csv_str(const struct rep *r, const char *report, uint32_t peer,
+		    const char *metric, const char *v)
+{
+	csv_begin(r, report, NULL, peer, -1, NULL);
+	printf("%s,%s\n", metric, v);
+}
+
+/* Counters that went down were reset in between: then the new value is the delta. */
+static uint64_t delta(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : now;
 }
 
 /* Dump cmd into arg: 0, or the error after printing it with context ctx. */
@@ -210,42 +302,28 @@ static int chan_cb(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-static int get_chans(struct icsnl *nl, struct ics_chans *cs, const char *ctx)
-{
-	return dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, cs, sizeof(*cs), ctx);
-}
-
-/* Counters that went down were reset in between: then the new value is the delta. */
-static uint64_t delta(uint64_t now, uint64_t then)
-{
-	return now >= then ? now - then : now;
-}
-
-static void chans_delta(struct ics_chans *out, const struct ics_chans *now,
-			const struct ics_chans *then)
+static void chans_delta(struct ics_chans *cs, const struct ics_chans *then)
 {
 	int i, d, r;
 
 	for (i = 0; i < ICS_CHANNELS; i++) {
-		const struct ics_chan *n = &now->ch[i], *t = &then->ch[i];
-		struct ics_chan *o = &out->ch[i];
+		const struct ics_chan *t = &then->ch[i];
+		struct ics_chan *c = &cs->ch[i];
 
-		o->handler = n->handler;
-		o->has_prio = n->has_prio;
-		o->prio = n->prio;
-		o->rx_unclaimed = delta(n->rx_unclaimed, t->rx_unclaimed);
+		c->rx_unclaimed = delta(c->rx_unclaimed, t->rx_unclaimed);
 		for (d = 0; d < DIRS; d++) {
-			o->dir[d].msgs = delta(n->dir[d].msgs, t->dir[d].msgs);
-			o->dir[d].bytes = delta(n->dir[d].bytes, t->dir[d].bytes);
+			c->dir[d].msgs = delta(c->dir[d].msgs, t->dir[d].msgs);
+			c->dir[d].bytes = delta(c->dir[d].bytes, t->dir[d].bytes);
 			for (r = 0; r < ICS_HIST_ROWS; r++)
-				o->dir[d].hist[r] = delta(n->dir[d].hist[r], t->dir[d].hist[r]);
+				c->dir[d].hist[r] = delta(c->dir[d].hist[r], t->dir[d].hist[r]);
 		}
 	}
 }
 
 /* The "channels" array of chanhisttot, chanhist and channels. */
-static void json_chans(struct json *j, const struct ics_chans *cs, const struct opts *o)
+static void json_chans(struct json *j, const struct rep *rp)
 {
+	const struct ics_chans *cs = &rp->s->cs;
 	int i, d, r;
 
 	json_arr_begin(j, "channels");
@@ -259,52 +337,154 @@ static void json_chans(struct json *j, const struct ics_chans *cs, const struct 
 		if (c->has_prio)
 			json_u64(j, "prio", c->prio);
 		for (d = 0; d < DIRS; d++) {
-			if (!o->dir[d])
+			if (!rp->o->dir[d])
 				continue;
 			json_obj_begin(j, dir_key[d]);
-			json_u64(j, "msgs", c->dir[d].msgs);
-			json_u64(j, "bytes", c->dir[d].bytes);
+			json_ctr(j, "msgs", rp, c->dir[d].msgs);
+			json_ctr(j, "bytes", rp, c->dir[d].bytes);
 			json_arr_begin(j, "hist");
 			for (r = 0; r < ICS_HIST_ROWS; r++)
-				json_u64(j, NULL, c->dir[d].hist[r]);
+				json_ctr(j, NULL, rp, c->dir[d].hist[r]);
 			json_arr_end(j);
 			json_obj_end(j);
 		}
-		json_u64(j, "rx_unclaimed", c->rx_unclaimed);
+		json_ctr(j, "rx_unclaimed", rp, c->rx_unclaimed);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
 }
 
-/* One histogram report; interval > 0 adds the chanhist header. */
-static void print_hist(const struct ics_chans *cs, const struct opts *o, uint64_t interval)
+/*
+ * --share: the messages of one direction by size row and by channel, each
+ * in percent of them all, with a bar (50 characters for 100 %): cfsstat's
+ * workflow's Figures 15 and 16. Rows and channels without messages are left
+ * out.
+ */
+static void share_part(struct json *j, const struct rep *r, const char *what,
+		       const char *const *names, const uint64_t *v, int n, uint64_t total)
 {
+	char buf[ICS_NUMBUF], bar[51];
+	double pct;
+	int i, w;
+
+	if (j)
+		json_arr_begin(j, what);
+	else
+		printf("%-8s %9s %6s\n", what, per_second(r) ? "msgs/s" : "messages", "share");
+	for (i = 0; i < n; i++) {
+		if (!v[i])
+			continue;
+		pct = 100.0 * v[i] / total;
+		if (j) {
+			json_obj_begin(j, NULL);
+			json_str(j, !strcmp(what, "size") ? "row" : "channel", names[i]);
+			json_ctr(j, "msgs", r, v[i]);
+			json_double(j, "percent", pct, 3);
+			json_obj_end(j);
+			continue;
+		}
+		w = (int)(pct / 2 + 0.5);
+		memset(bar, '#', w);
+		bar[w] = '\0';
+		if (per_second(r))
+			icsnl_fmt_rate(buf, v[i] / r->secs, r->o->fmt.raw);
+		else
+			icsnl_fmt_count(buf, v[i], r->o->fmt.raw);
+		printf("%-8s %9s %5.1f%%  %s\n", names[i], buf, pct, bar);
+	}
+	if (j)
+		json_arr_end(j);
+}
+
+static void print_share(const struct rep *r)
+{
+	const struct ics_chans *cs = &r->s->cs;
+	uint64_t rows[ICS_HIST_ROWS], chans[ICS_CHANNELS], total;
+	char buf[ICS_NUMBUF];
+	struct json j, *jp = NULL;
+	bool first = true;
+	int d, i, k;
+
+	if (r->o->fmt.json) {
+		jp = &j;
+		json_head(jp, r);
+		json_obj_begin(jp, "share");
+	}
+	for (d = 0; d < DIRS; d++) {
+		if (!r->o->dir[d])
+			continue;
+		memset(rows, 0, sizeof(rows));
+		total = 0;
+		for (i = 0; i < ICS_CHANNELS; i++) {
+			chans[i] = 0;
+			for (k = 0; k < ICS_HIST_ROWS; k++)
+				chans[i] += cs->ch[i].dir[d].hist[k];
+			for (k = 0; k < ICS_HIST_ROWS; k++)
+				rows[k] += cs->ch[i].dir[d].hist[k];
+			total += chans[i];
+		}
+		if (jp) {
+			json_obj_begin(jp, dir_key[d]);
+			json_ctr(jp, "msgs", r, total);
+		} else {
+			if (!first)
+				putchar('\n');
+			if (per_second(r))
+				icsnl_fmt_rate(buf, total / r->secs, r->o->fmt.raw);
+			else
+				icsnl_fmt_count(buf, total, r->o->fmt.raw);
+			printf("%s %s messages%s\n", dir_title[d], buf,
+			       per_second(r) ? " per second" : "");
+		}
+		first = false;
+		if (total) {
+			share_part(jp, r, "size", ics_hist_labels, rows, ICS_HIST_ROWS, total);
+			if (!jp)
+				putchar('\n');
+			share_part(jp, r, "channel", ics_channel_names, chans, ICS_CHANNELS,
+				   total);
+		}
+		if (jp)
+			json_obj_end(jp);
+	}
+	if (jp) {
+		json_obj_end(jp);
+		json_obj_end(jp);
+	}
+}
+
+/* chanhisttot and chanhist: the histograms, or their shares. */
+static void rep_hist(const struct rep *rp)
+{
+	const struct ics_chans *cs = &rp->s->cs;
+	const struct opts *o = rp->o;
 	struct table t;
 	struct json j;
 	bool first = true;
 	int d, r, i;
 
+	if (o->share) {
+		print_share(rp);
+		return;
+	}
+	if (o->csv) {
+		for (i = 0; i < ICS_CHANNELS; i++)
+			for (d = 0; d < DIRS; d++)
+				for (r = 0; o->dir[d] && r < ICS_HIST_ROWS; r++)
+					csv_val(rp, "chanhist", ics_channel_names[i], 0, d,
+						ics_hist_labels[r], "msgs", cs->ch[i].dir[d].hist[r],
+						true);
+		return;
+	}
 	if (o->fmt.json) {
-		json_init(&j, stdout, o->fmt.pretty);
-		json_obj_begin(&j, NULL);
-		if (interval) {
-			json_u64(&j, "interval", interval);
-			json_u64(&j, "seconds", o->interval);
-		}
+		json_head(&j, rp);
 		json_arr_begin(&j, "rows");
 		for (r = 0; r < ICS_HIST_ROWS; r++)
 			json_str(&j, NULL, ics_hist_labels[r]);
 		json_arr_end(&j);
-		json_chans(&j, cs, o);
+		json_chans(&j, rp);
 		json_obj_end(&j);
 		return;
-	}
-	if (interval) {
-		char now[16];
-		time_t tm = time(NULL);
-
-		strftime(now, sizeof(now), "%H:%M:%S", localtime(&tm));
-		printf("Interval %" PRIu64 " (%u s) at %s:\n", interval, o->interval, now);
 	}
 	for (d = 0; d < DIRS; d++) {
 		if (!o->dir[d])
@@ -321,64 +501,42 @@ static void print_hist(const struct ics_chans *cs, const struct opts *o, uint64_
 		for (r = 0; r < ICS_HIST_ROWS; r++) {
 			table_str(&t, ics_hist_labels[r]);
 			for (i = 0; i < ICS_CHANNELS; i++)
-				table_count(&t, cs->ch[i].dir[d].hist[r], o);
+				table_ctr(&t, rp, cs->ch[i].dir[d].hist[r]);
 			table_end_row(&t);
 		}
 		table_print(&t);
 	}
 }
 
-static int cmd_chanhisttot(struct icsnl *nl, const struct ics_instance *in,
-			   const struct opts *o)
+static void rep_channels(const struct rep *r)
 {
-	struct ics_chans cs;
-
-	(void)in;
-	if (get_chans(nl, &cs, "chanhisttot"))
-		return 1;
-	print_hist(&cs, o, 0);
-	return 0;
-}
-
-static int cmd_chanhist(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
-{
-	struct ics_chans then, now, diff;
-	uint64_t n;
-
-	(void)in;
-	if (get_chans(nl, &then, "chanhist"))
-		return 1;
-	for (n = 1; !o->count || n <= o->count; n++) {
-		sleep(o->interval);
-		if (get_chans(nl, &now, "chanhist"))
-			return 1;
-		chans_delta(&diff, &now, &then);
-		then = now;
-		if (n > 1 && !o->fmt.json)
-			putchar('\n');
-		print_hist(&diff, o, n);
-		if (icsnl_flush_stdout())
-			return 1;
-	}
-	return 0;
-}
-
-static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
-{
-	struct ics_chans cs;
+	const struct opts *o = r->o;
 	struct table t;
 	struct json j;
 	int i, d;
 
-	(void)in;
-	if (get_chans(nl, &cs, "channels"))
-		return 1;
+	if (o->csv) {
+		for (i = 0; i < ICS_CHANNELS; i++) {
+			const struct ics_chan *c = &r->s->cs.ch[i];
+			const char *name = ics_channel_names[i];
+
+			for (d = 0; d < DIRS; d++) {
+				if (!o->dir[d])
+					continue;
+				csv_val(r, "channels", name, 0, d, NULL, "msgs", c->dir[d].msgs, true);
+				csv_val(r, "channels", name, 0, d, NULL, "bytes", c->dir[d].bytes,
+					true);
+			}
+			csv_val(r, "channels", name, 0, RX, NULL, "unclaimed", c->rx_unclaimed,
+				true);
+		}
+		return;
+	}
 	if (o->fmt.json) {
-		json_init(&j, stdout, o->fmt.pretty);
-		json_obj_begin(&j, NULL);
-		json_chans(&j, &cs, o);
+		json_head(&j, r);
+		json_chans(&j, r);
 		json_obj_end(&j);
-		return 0;
+		return;
 	}
 	memset(&t, 0, sizeof(t));
 	table_str(&t, "channel");
@@ -395,16 +553,16 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 	table_str(&t, "prio");
 	table_end_row(&t);
 	for (i = 0; i < ICS_CHANNELS; i++) {
-		const struct ics_chan *c = &cs.ch[i];
+		const struct ics_chan *c = &r->s->cs.ch[i];
 
 		table_str(&t, ics_channel_names[i]);
 		for (d = 0; d < DIRS; d++) {
 			if (!o->dir[d])
 				continue;
-			table_count(&t, c->dir[d].msgs, o);
-			table_count(&t, c->dir[d].bytes, o);
+			table_ctr(&t, r, c->dir[d].msgs);
+			table_ctr(&t, r, c->dir[d].bytes);
 		}
-		table_count(&t, c->rx_unclaimed, o);
+		table_ctr(&t, r, c->rx_unclaimed);
 		table_str(&t, c->handler ? "yes" : "no");
 		if (c->has_prio)
 			table_u64(&t, c->prio);
@@ -413,7 +571,6 @@ static int cmd_channels(struct icsnl *nl, const struct ics_instance *in, const s
 		table_end_row(&t);
 	}
 	table_print(&t);
-	return 0;
 }
 
 /* ICS_CMD_GET_NODES */
@@ -462,21 +619,36 @@ static int node_cb(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+static void nodes_delta(struct ics_nodes *ns, const struct ics_nodes *then)
+{
+	int id, d;
+
+	for (id = 1; id <= ICS_MAX_NODES; id++) {
+		struct ics_node *n = &ns->node[id];
+		const struct ics_node *t = &then->node[id];
+
+		for (d = 0; d < DIRS; d++) {
+			n->msgs[d] = delta(n->msgs[d], t->msgs[d]);
+			n->bytes[d] = delta(n->bytes[d], t->bytes[d]);
+		}
+	}
+}
+
+static void rep_nodes(const struct rep *r)
 {
 	static const char *const msgs_key[DIRS] = { "tx_msgs", "rx_msgs" };
 	static const char *const bytes_key[DIRS] = { "tx_bytes", "rx_bytes" };
-	struct ics_nodes ns;
+	const struct opts *o = r->o;
 	char mac[18], buf[ICS_NUMBUF];
 	struct table t;
 	struct json j;
 	int id, d;
 
-	(void)in;
-	if (dump(nl, ICS_CMD_GET_NODES, node_cb, &ns, sizeof(ns), "nodes"))
-		return 1;
-	list_begin(&j, &t, o, "nodes");
-	if (!o->fmt.json) {
+	memset(&t, 0, sizeof(t));
+	if (o->fmt.json) {
+		json_head(&j, r);
+		json_arr_begin(&j, "nodes");
+	} else if (!o->csv) {
 		table_str(&t, "node");
 		table_str(&t, "reachable");
 		table_str(&t, "address");
@@ -491,13 +663,22 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 		table_end_row(&t);
 	}
 	for (id = 1; id <= ICS_MAX_NODES; id++) {
-		const struct ics_node *n = &ns.node[id];
+		const struct ics_node *n = &r->s->ns.node[id];
 		bool addr = n->reachable && n->has_addr, last = n->reachable && n->has_last;
 
 		if (!n->present)
 			continue;
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->addr[0],
-			 n->addr[1], n->addr[2], n->addr[3], n->addr[4], n->addr[5]);
+		icsnl_fmt_mac(mac, n->addr);
+		if (o->csv) {
+			csv_val(r, "nodes", NULL, id, -1, NULL, "reachable", n->reachable, false);
+			for (d = 0; d < DIRS; d++) {
+				if (!o->dir[d])
+					continue;
+				csv_val(r, "nodes", NULL, id, d, NULL, "msgs", n->msgs[d], true);
+				csv_val(r, "nodes", NULL, id, d, NULL, "bytes", n->bytes[d], true);
+			}
+			continue;
+		}
 		if (o->fmt.json) {
 			json_obj_begin(&j, NULL);
 			json_u64(&j, "node_id", id);
@@ -510,8 +691,8 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 				json_u64(&j, "rx_key", n->rx_key);
 			for (d = 0; d < DIRS; d++) {
 				if (o->dir[d]) {
-					json_u64(&j, msgs_key[d], n->msgs[d]);
-					json_u64(&j, bytes_key[d], n->bytes[d]);
+					json_ctr(&j, msgs_key[d], r, n->msgs[d]);
+					json_ctr(&j, bytes_key[d], r, n->bytes[d]);
 				}
 			}
 			json_obj_end(&j);
@@ -527,14 +708,18 @@ static int cmd_nodes(struct icsnl *nl, const struct ics_instance *in, const stru
 		table_str(&t, n->reachable && n->has_key && n->rx_key ? buf : "-");
 		for (d = 0; d < DIRS; d++) {
 			if (o->dir[d]) {
-				table_count(&t, n->msgs[d], o);
-				table_count(&t, n->bytes[d], o);
+				table_ctr(&t, r, n->msgs[d]);
+				table_ctr(&t, r, n->bytes[d]);
 			}
 		}
 		table_end_row(&t);
 	}
-	list_end(&j, &t, o);
-	return 0;
+	if (o->fmt.json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+	} else if (!o->csv) {
+		table_print(&t);
+	}
 }
 
 /* ICS_CMD_GET_LINKS */
@@ -587,30 +772,66 @@ static const struct {
 _Static_assert(ARRAY_SIZE(link_cols) <= TABLE_COLS, "TABLE_COLS too small for links");
 _Static_assert(1 + ICS_CHANNELS <= TABLE_COLS, "TABLE_COLS too small for channels");
 
-static int cmd_links(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+/* Counters change by the interval; states (window, queue, rtt) are as read. */
+static void links_delta(struct ics_links *ls, const struct ics_links *then)
 {
-	struct ics_links ls;
+	int id, a;
+
+	for (id = 1; id <= ICS_MAX_NODES; id++) {
+		if (!ls->present[id] || !then->present[id])
+			continue;
+		for (a = 0; a <= ICS_LINK_A_MAX; a++)
+			if (ics_link_counter(a))
+				ls->link[id].v[a] = delta(ls->link[id].v[a], then->link[id].v[a]);
+	}
+}
+
+static void csv_link(const struct rep *r, uint32_t id, const struct ics_link *l)
+{
+	int a, i;
+
+	for (a = 0; a <= ICS_LINK_A_MAX; a++) {
+		if (!l->have[a] || a == ICS_LINK_A_NODE)
+			continue;
+		if (a != ICS_LINK_A_QUEUE) {
+			csv_val(r, "links", NULL, id, -1, NULL, ics_link_key(a), l->v[a],
+				ics_link_counter(a));
+			continue;
+		}
+		for (i = 0; i < ICS_CHANNELS; i++)
+			csv_val(r, "links", ics_channel_names[i], id, TX, NULL, "queued_bytes",
+				l->queue[i], false);
+	}
+}
+
+static void rep_links(const struct rep *r)
+{
+	const struct opts *o = r->o;
 	struct table t;
 	struct json j;
 	size_t c;
 	int id;
 
-	(void)in;
-	if (dump(nl, ICS_CMD_GET_LINKS, link_cb, &ls, sizeof(ls), "links"))
-		return 1;
-	list_begin(&j, &t, o, "links");
-	if (!o->fmt.json) {
+	memset(&t, 0, sizeof(t));
+	if (o->fmt.json) {
+		json_head(&j, r);
+		json_arr_begin(&j, "links");
+	} else if (!o->csv) {
 		for (c = 0; c < ARRAY_SIZE(link_cols); c++)
 			table_str(&t, link_cols[c].head);
 		table_end_row(&t);
 	}
 	for (id = 1; id <= ICS_MAX_NODES; id++) {
-		const struct ics_link *l = &ls.link[id];
+		const struct ics_link *l = &r->s->ls.link[id];
 
-		if (!ls.present[id] || (o->node && (uint32_t)id != o->node))
+		if (!r->s->ls.present[id] || (o->node && (uint32_t)id != o->node))
 			continue;
+		if (o->csv) {
+			csv_link(r, id, l);
+			continue;
+		}
 		if (o->fmt.json) {
-			ics_link_json(&j, l);
+			ics_link_json(&j, l, per_second(r) ? r->secs : 0);
 			continue;
 		}
 		for (c = 0; c < ARRAY_SIZE(link_cols); c++) {
@@ -618,23 +839,24 @@ static int cmd_links(struct icsnl *nl, const struct ics_instance *in, const stru
 
 			if (!l->have[a])
 				table_str(&t, "-");
+			else if (ics_link_counter(a))
+				table_ctr(&t, r, l->v[a]);
 			else if (link_cols[c].count)
-				table_count(&t, l->v[a], o);
+				icsnl_fmt_count(table_next(&t), l->v[a], o->fmt.raw);
 			else
 				table_u64(&t, l->v[a]);
 		}
 		table_end_row(&t);
 	}
-	list_end(&j, &t, o);
-	return 0;
+	if (o->fmt.json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+	} else if (!o->csv) {
+		table_print(&t);
+	}
 }
 
 /* ICS_CMD_GET_MEMBERS */
-
-struct ics_members {
-	int n;
-	struct ics_member m[1 + ICS_MAX_NODES];	/* in dump order: us first */
-};
 
 static int member_cb(struct nlattr **tb, void *arg)
 {
@@ -656,39 +878,74 @@ static void quorum_line(const struct ics_instance *in)
 	       in->has_quorum ? "has quorum" : "NO QUORUM");
 }
 
+static void members_delta(struct ics_members *ms, const struct ics_members *then)
+{
+	static const int ctrs[] = {
+		ICS_MEMBER_A_HB_RX, ICS_MEMBER_A_HB_MISSED, ICS_MEMBER_A_CONFLICTS,
+	};
+	size_t c;
+	int i, k;
+
+	for (i = 0; i < ms->n; i++) {
+		uint64_t *v = ms->m[i].v;
+
+		for (k = 0; k < then->n; k++)
+			if (then->m[k].v[ICS_MEMBER_A_NODE] == v[ICS_MEMBER_A_NODE])
+				break;
+		if (k == then->n)
+			continue;	/* new: its counters are all this interval's */
+		for (c = 0; c < ARRAY_SIZE(ctrs); c++)
+			v[ctrs[c]] = delta(v[ctrs[c]], then->m[k].v[ctrs[c]]);
+	}
+}
+
 static const char *const member_heads[] = {
 	"node", "state", "since", "reason", "last_heard", "hb_rtt", "hb_rx", "missed",
 	"votes", "incarnation", "address",
 };
 
-static int cmd_members(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+static void csv_members(const struct rep *r)
 {
-	struct ics_members *ms;
+	const struct ics_instance *in = &r->s->in;
+	int i;
+
+	csv_val(r, "members", NULL, 0, -1, NULL, "generation", in->generation, false);
+	csv_val(r, "members", NULL, 0, -1, NULL, "current_votes", in->current_votes, false);
+	csv_val(r, "members", NULL, 0, -1, NULL, "expected_votes", in->expected_votes, false);
+	csv_val(r, "members", NULL, 0, -1, NULL, "has_quorum", in->has_quorum, false);
+	for (i = 0; i < r->s->ms.n; i++) {
+		const struct ics_member *m = &r->s->ms.m[i];
+		uint32_t id = m->v[ICS_MEMBER_A_NODE];
+
+		csv_str(r, "members", id, "state", ics_member_state_name(m->v[ICS_MEMBER_A_STATE]));
+		csv_val(r, "members", NULL, id, -1, NULL, "votes", m->v[ICS_MEMBER_A_VOTES], false);
+		csv_val(r, "members", NULL, id, -1, NULL, "hb_rtt_us",
+			m->v[ICS_MEMBER_A_HB_RTT_US], false);
+		csv_val(r, "members", NULL, id, -1, NULL, "hb_rx", m->v[ICS_MEMBER_A_HB_RX], true);
+		csv_val(r, "members", NULL, id, -1, NULL, "hb_missed",
+			m->v[ICS_MEMBER_A_HB_MISSED], true);
+		csv_val(r, "members", NULL, id, -1, NULL, "conflicts",
+			m->v[ICS_MEMBER_A_CONFLICTS], true);
+	}
+}
+
+static void rep_members(const struct rep *r)
+{
+	const struct ics_instance *in = &r->s->in;
+	const struct ics_members *ms = &r->s->ms;
 	char buf[ICS_NUMBUF], mac[18];
-	uint64_t now;
+	uint64_t now = r->s->mono_ns;
 	struct table t;
 	struct json j;
 	size_t c;
 	int i;
 
-	if (in->state != ICS_STATE_BOUND) {
-		icsnl_err("members: instance is %s, not bound (icsctl bind)",
-			  ics_state_name(in->state));
-		return 1;
+	if (r->o->csv) {
+		csv_members(r);
+		return;
 	}
-	ms = calloc(1, sizeof(*ms));
-	if (!ms) {
-		icsnl_err("members: %s", strerror(ENOMEM));
-		return 1;
-	}
-	if (dump(nl, ICS_CMD_GET_MEMBERS, member_cb, ms, sizeof(*ms), "members")) {
-		free(ms);
-		return 1;
-	}
-	now = icsnl_monotonic_ns();
-	if (o->fmt.json) {
-		json_init(&j, stdout, o->fmt.pretty);
-		json_obj_begin(&j, NULL);
+	if (r->o->fmt.json) {
+		json_head(&j, r);
 		json_u64(&j, "generation", in->generation);
 		json_u64(&j, "current_votes", in->current_votes);
 		json_u64(&j, "expected_votes", in->expected_votes);
@@ -699,11 +956,10 @@ static int cmd_members(struct icsnl *nl, const struct ics_instance *in, const st
 		json_u64(&j, "now_ns", now);
 		json_arr_begin(&j, "members");
 		for (i = 0; i < ms->n; i++)
-			ics_member_json(&j, &ms->m[i], now);
+			ics_member_json(&j, &ms->m[i], now, per_second(r) ? r->secs : 0);
 		json_arr_end(&j);
 		json_obj_end(&j);
-		free(ms);
-		return 0;
+		return;
 	}
 	memset(&t, 0, sizeof(t));
 	for (c = 0; c < ARRAY_SIZE(member_heads); c++)
@@ -735,8 +991,8 @@ static int cmd_members(struct icsnl *nl, const struct ics_instance *in, const st
 			table_str(&t, "-");
 			table_str(&t, "-");
 		} else {
-			table_count(&t, v[ICS_MEMBER_A_HB_RX], o);
-			table_count(&t, v[ICS_MEMBER_A_HB_MISSED], o);
+			table_ctr(&t, r, v[ICS_MEMBER_A_HB_RX]);
+			table_ctr(&t, r, v[ICS_MEMBER_A_HB_MISSED]);
 		}
 		table_u64(&t, v[ICS_MEMBER_A_VOTES]);
 		table_u64(&t, v[ICS_MEMBER_A_INCARNATION]);
@@ -751,8 +1007,6 @@ static int cmd_members(struct icsnl *nl, const struct ics_instance *in, const st
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_CONFLICTS],
 			       icsnl_fmt_mac(mac, ms->m[i].conflict_addr));
-	free(ms);
-	return 0;
 }
 
 /* icstat monitor: one line (or JSON object) per membership event. */
@@ -854,81 +1108,502 @@ static int cmd_monitor(struct icsnl *nl, const struct ics_instance *in, const st
 	return 0;
 }
 
-static int cmd_show(struct icsnl *nl, const struct ics_instance *in, const struct opts *o)
+/*
+ * icstat prometheus: every counter and state in the Prometheus text
+ * exposition format (0.0.4), for node_exporter's textfile collector. Names
+ * are stable: ics_ and the object, counters end in _total, times are in
+ * seconds; the other node is the label node, the local one is in ics_info.
+ */
+static void prom_head(const char *name, const char *type, const char *help)
 {
-	(void)nl;
-	ics_print_show(in, &o->fmt);
-	return 0;
+	printf("# HELP ics_%s %s\n# TYPE ics_%s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void prom_label(const char *key, const char *v, bool last)
+{
+	printf("%s=\"", key);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			putchar('\\');
+		if (*v == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*v);
+	}
+	printf("\"%s", last ? "}" : ",");
+}
+
+static void prom_chans(const struct ics_chans *cs)
+{
+	static const char *const what[] = { "messages", "bytes" };
+	uint64_t cum;
+	int w, i, d, r;
+
+	for (w = 0; w < 2; w++) {
+		char name[40], help[80];
+
+		snprintf(name, sizeof(name), "channel_%s_total", what[w]);
+		snprintf(help, sizeof(help), "Message %s sent (tx) or received (rx) on the channel",
+			 w ? "bytes" : "count");
+		prom_head(name, "counter", help);
+		for (i = 0; i < ICS_CHANNELS; i++)
+			for (d = 0; d < DIRS; d++)
+				printf("ics_%s{channel=\"%s\",direction=\"%s\"} %" PRIu64 "\n", name,
+				       ics_channel_names[i], dir_key[d],
+				       w ? cs->ch[i].dir[d].bytes : cs->ch[i].dir[d].msgs);
+	}
+	prom_head("channel_rx_unclaimed_total", "counter",
+		  "Messages received on the channel with no receiver to take them");
+	for (i = 0; i < ICS_CHANNELS; i++)
+		printf("ics_channel_rx_unclaimed_total{channel=\"%s\"} %" PRIu64 "\n",
+		       ics_channel_names[i], cs->ch[i].rx_unclaimed);
+	/* chanhist's rows as buckets: row r >= 1 holds sizes up to 2^(r - 1) */
+	prom_head("channel_message_size_bytes", "histogram",
+		  "Messages by size in bytes, sent (tx) or received (rx) on the channel");
+	for (i = 0; i < ICS_CHANNELS; i++)
+		for (d = 0; d < DIRS; d++) {
+			const struct ics_dir *dd = &cs->ch[i].dir[d];
+			const char *c = ics_channel_names[i];
+
+			for (cum = 0, r = 0; r < ICS_HIST_ROW_MORE; r++) {
+				cum += dd->hist[r];
+				printf("ics_channel_message_size_bytes_bucket{channel=\"%s\","
+				       "direction=\"%s\",le=\"%llu\"} %" PRIu64 "\n", c, dir_key[d],
+				       r ? 1ULL << (r - 1) : 0ULL, cum);
+			}
+			cum += dd->hist[ICS_HIST_ROW_MORE];
+			printf("ics_channel_message_size_bytes_bucket{channel=\"%s\",direction=\"%s\","
+			       "le=\"+Inf\"} %" PRIu64 "\n", c, dir_key[d], cum);
+			printf("ics_channel_message_size_bytes_sum{channel=\"%s\",direction=\"%s\"} %"
+			       PRIu64 "\n", c, dir_key[d], dd->bytes);
+			printf("ics_channel_message_size_bytes_count{channel=\"%s\",direction=\"%s\"} %"
+			       PRIu64 "\n", c, dir_key[d], cum);
+		}
+}
+
+static const struct {
+	int attr;
+	const char *name, *help;
+	double scale;	/* to seconds; 0: as it is */
+} prom_link_metrics[] = {
+	{ ICS_LINK_A_MTU, "link_mtu_bytes", "Largest frame on the link", 0 },
+	{ ICS_LINK_A_CWND, "link_cwnd_frames", "Congestion window", 0 },
+	{ ICS_LINK_A_INFLIGHT, "link_inflight_frames", "Data frames sent, not acknowledged", 0 },
+	{ ICS_LINK_A_SRTT_US, "link_srtt_seconds", "Smoothed round-trip time", 1e-6 },
+	{ ICS_LINK_A_RTTVAR_US, "link_rttvar_seconds", "Round-trip time variation", 1e-6 },
+	{ ICS_LINK_A_RTO_MS, "link_rto_seconds", "Retransmission timeout", 1e-3 },
+	{ ICS_LINK_A_QUEUED_MSGS, "link_queued_messages", "Messages waiting to be sent", 0 },
+	{ ICS_LINK_A_QUEUED_BYTES, "link_queued_bytes", "Bytes waiting to be sent", 0 },
+	{ ICS_LINK_A_TX_FRAMES, "link_tx_frames_total", "Data frames sent the first time", 0 },
+	{ ICS_LINK_A_RETRANSMITS, "link_retransmits_total", "Data frames sent again", 0 },
+	{ ICS_LINK_A_FAST_RETRANSMITS, "link_fast_retransmits_total",
+	  "Data frames sent again on duplicate ACKs, before a timeout", 0 },
+	{ ICS_LINK_A_TIMEOUTS, "link_timeouts_total", "Retransmission timeouts", 0 },
+	{ ICS_LINK_A_RX_FRAMES, "link_rx_frames_total", "Data frames received", 0 },
+	{ ICS_LINK_A_DUPLICATES, "link_duplicates_total", "Data frames received twice", 0 },
+	{ ICS_LINK_A_OUT_OF_ORDER, "link_out_of_order_total",
+	  "Data frames received ahead of a gap", 0 },
+	{ ICS_LINK_A_CRC_ERRORS, "link_crc_errors_total", "Frames dropped: CRC32C mismatch", 0 },
+	{ ICS_LINK_A_TX_ACKS, "link_tx_acks_total", "ACK frames sent", 0 },
+	{ ICS_LINK_A_RX_ACKS, "link_rx_acks_total", "ACK frames received", 0 },
+	{ ICS_LINK_A_RESETS, "link_resets_total", "Send sessions restarted", 0 },
+	{ ICS_LINK_A_MSGS_DONE, "link_messages_done_total",
+	  "Messages delivered and acknowledged", 0 },
+	{ ICS_LINK_A_MSGS_FAILED, "link_messages_failed_total",
+	  "Messages reported failed to their sender", 0 },
+};
+
+static void prom_links(const struct ics_links *ls)
+{
+	size_t m;
+	int id;
+
+	for (m = 0; m < ARRAY_SIZE(prom_link_metrics); m++) {
+		int a = prom_link_metrics[m].attr;
+		const char *name = prom_link_metrics[m].name;
+
+		prom_head(name, ics_link_counter(a) ? "counter" : "gauge",
+			  prom_link_metrics[m].help);
+		for (id = 1; id <= ICS_MAX_NODES; id++) {
+			const struct ics_link *l = &ls->link[id];
+
+			if (!ls->present[id] || !l->have[a])
+				continue;
+			if (prom_link_metrics[m].scale)
+				printf("ics_%s{node=\"%d\"} %.6f\n", name, id,
+				       l->v[a] * prom_link_metrics[m].scale);
+			else
+				printf("ics_%s{node=\"%d\"} %" PRIu64 "\n", name, id, l->v[a]);
+		}
+	}
+}
+
+static void prom_nodes(const struct ics_nodes *ns)
+{
+	static const char *const what[] = { "messages", "bytes" };
+	int w, id, d;
+
+	prom_head("node_reachable", "gauge", "1 if the node answers, else 0");
+	for (id = 1; id <= ICS_MAX_NODES; id++)
+		if (ns->node[id].present)
+			printf("ics_node_reachable{node=\"%d\"} %d\n", id, ns->node[id].reachable);
+	for (w = 0; w < 2; w++) {
+		printf("# HELP ics_node_%s_total Message %s sent to (tx) or received from (rx) "
+		       "the node\n# TYPE ics_node_%s_total counter\n", what[w],
+		       w ? "bytes" : "count", what[w]);
+		for (id = 1; id <= ICS_MAX_NODES; id++)
+			for (d = 0; ns->node[id].present && d < DIRS; d++)
+				printf("ics_node_%s_total{node=\"%d\",direction=\"%s\"} %" PRIu64 "\n",
+				       what[w], id, dir_key[d],
+				       w ? ns->node[id].bytes[d] : ns->node[id].msgs[d]);
+	}
+}
+
+/* A monotonic time in ns as wall-clock seconds, by this reading's two clocks. */
+static double prom_walltime(const struct snap *s, uint64_t mono_ns)
+{
+	return s->real.tv_sec + s->real.tv_nsec / 1e9 - ((double)s->mono_ns - mono_ns) / 1e9;
+}
+
+static void prom_members(const struct snap *s)
+{
+	static const uint8_t states[] = {
+		ICS_MEMBER_JOINING, ICS_MEMBER_UP, ICS_MEMBER_DOWN, ICS_MEMBER_LEFT,
+	};
+	const struct ics_instance *in = &s->in;
+	const struct ics_members *ms = &s->ms;
+	size_t k;
+	int i;
+
+	prom_head("membership_generation", "gauge", "Membership generation: +1 at each change");
+	printf("ics_membership_generation %u\n", in->generation);
+	prom_head("votes_current", "gauge", "Votes of the members");
+	printf("ics_votes_current %u\n", in->current_votes);
+	prom_head("votes_expected", "gauge", "Votes the cluster expects");
+	printf("ics_votes_expected %u\n", in->expected_votes);
+	prom_head("votes_quorum", "gauge", "Votes needed for quorum");
+	printf("ics_votes_quorum %u\n", in->quorum);
+	prom_head("has_quorum", "gauge", "1 if the members have quorum, else 0");
+	printf("ics_has_quorum %d\n", in->has_quorum);
+
+	prom_head("member_state", "gauge", "1 for the node's membership state, 0 for the others");
+	for (i = 0; i < ms->n; i++)
+		for (k = 0; k < ARRAY_SIZE(states); k++)
+			printf("ics_member_state{node=\"%llu\",state=\"%s\"} %d\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       ics_member_state_name(states[k]),
+			       ms->m[i].v[ICS_MEMBER_A_STATE] == states[k]);
+	prom_head("member_votes", "gauge", "Votes the node brings");
+	for (i = 0; i < ms->n; i++)
+		printf("ics_member_votes{node=\"%llu\"} %llu\n",
+		       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+		       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_VOTES]);
+	prom_head("member_last_heard_time_seconds", "gauge",
+		  "When the node was last heard, in seconds since the epoch");
+	for (i = 0; i < ms->n; i++)
+		if (!ms->m[i].v[ICS_MEMBER_A_SELF] && ms->m[i].have[ICS_MEMBER_A_LAST_HEARD_NS])
+			printf("ics_member_last_heard_time_seconds{node=\"%llu\"} %.3f\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       prom_walltime(s, ms->m[i].v[ICS_MEMBER_A_LAST_HEARD_NS]));
+	prom_head("member_heartbeat_rtt_seconds", "gauge", "Round-trip time of the heartbeats");
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].v[ICS_MEMBER_A_HB_RTT_US])
+			printf("ics_member_heartbeat_rtt_seconds{node=\"%llu\"} %.6f\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       ms->m[i].v[ICS_MEMBER_A_HB_RTT_US] / 1e6);
+	prom_head("member_heartbeats_received_total", "counter", "Heartbeats received");
+	for (i = 0; i < ms->n; i++)
+		if (!ms->m[i].v[ICS_MEMBER_A_SELF])
+			printf("ics_member_heartbeats_received_total{node=\"%llu\"} %llu\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_HB_RX]);
+	prom_head("member_heartbeats_missed_total", "counter", "Heartbeat intervals missed");
+	for (i = 0; i < ms->n; i++)
+		if (!ms->m[i].v[ICS_MEMBER_A_SELF])
+			printf("ics_member_heartbeats_missed_total{node=\"%llu\"} %llu\n",
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
+			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_HB_MISSED]);
+}
+
+static void rep_prometheus(const struct rep *r)
+{
+	const struct snap *s = r->s;
+	const struct ics_instance *in = &s->in;
+	bool bound = in->state == ICS_STATE_BOUND;
+	char buf[16];
+	int i;
+
+	prom_head("up", "gauge", "1: icstat read the ics instance");
+	puts("ics_up 1");
+	prom_head("info", "gauge", "The instance: interface, node and cluster ids, state, auth");
+	fputs("ics_info{", stdout);
+	prom_label("ifname", in->ifname, false);
+	snprintf(buf, sizeof(buf), "%u", bound ? in->node_id : 0);
+	prom_label("node", buf, false);
+	snprintf(buf, sizeof(buf), "%u", in->cluster_id);
+	prom_label("cluster", buf, false);
+	prom_label("state", ics_state_name(in->state), false);
+	prom_label("auth", ics_auth_mode_name(in->auth_mode), true);
+	puts(" 1");
+	prom_head("counters_reset_time_seconds", "gauge",
+		  "When the module was loaded or the counters reset, in seconds since the epoch");
+	printf("ics_counters_reset_time_seconds %.3f\n",
+	       prom_walltime(s, s->mono_ns - in->reset_age_ms * 1000000));
+	for (i = 0; i < ICS_STATS_SLOTS; i++) {
+		if (!in->stat_have[i] || !ics_stat_name(i))
+			continue;	/* absent, or newer than this tool: no stable name */
+		printf("# HELP ics_stat_%s_total %s\n# TYPE ics_stat_%s_total counter\n"
+		       "ics_stat_%s_total %" PRIu64 "\n", ics_stat_name(i), ics_stat_help(i),
+		       ics_stat_name(i), ics_stat_name(i), in->stats[i]);
+	}
+	prom_chans(&s->cs);
+	prom_nodes(&s->ns);
+	prom_links(&s->ls);
+	if (bound)
+		prom_members(s);
+}
+
+static void rep_show(const struct rep *r)
+{
+	ics_print_show(&r->s->in, &r->o->fmt);
 }
 
 static const struct command {
 	const char *name;
-	int (*fn)(struct icsnl *nl, const struct ics_instance *in, const struct opts *o);
+	unsigned int need;		/* NEED_*: what its reading dumps */
+	void (*report)(const struct rep *r);	/* NULL: monitor */
 } commands[] = {
-	{ "chanhisttot", cmd_chanhisttot },
-	{ "chanhist", cmd_chanhist },
-	{ "channels", cmd_channels },
-	{ "nodes", cmd_nodes },
-	{ "links", cmd_links },
-	{ "members", cmd_members },
-	{ "monitor", cmd_monitor },
-	{ "show", cmd_show },
+	{ "chanhisttot", NEED_CHANS, rep_hist },
+	{ "chanhist", NEED_CHANS, rep_hist },
+	{ "channels", NEED_CHANS, rep_channels },
+	{ "nodes", NEED_NODES, rep_nodes },
+	{ "links", NEED_LINKS, rep_links },
+	{ "members", NEED_MEMBERS, rep_members },
+	{ "monitor", 0, NULL },
+	{ "show", 0, rep_show },
+	{ "prometheus", NEED_CHANS | NEED_NODES | NEED_LINKS | NEED_MEMBERS, rep_prometheus },
 };
+
+static bool is_cmd(const struct command *c, const char *name)
+{
+	return !strcmp(c->name, name);
+}
+
+/*
+ * One reading: the instance, then what the commands need, in their order
+ * (an error names the first command that needed the part that failed).
+ */
+static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struct snap *s)
+{
+	unsigned int done = 0, need;
+	int err, k;
+
+	err = ics_get_instance(nl, &s->in);
+	if (err) {
+		icsnl_perror(nl, cmds[0]->name, err);
+		return -1;
+	}
+	if (s->in.state == ICS_STATE_UNUSED) {
+		icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &s->real);
+	s->mono_ns = icsnl_monotonic_ns();
+	for (k = 0; k < n; k++) {
+		need = cmds[k]->need & ~done;
+		done |= need;
+		if ((need & NEED_CHANS) &&
+		    dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, &s->cs, sizeof(s->cs), cmds[k]->name))
+			return -1;
+		if ((need & NEED_NODES) &&
+		    dump(nl, ICS_CMD_GET_NODES, node_cb, &s->ns, sizeof(s->ns), cmds[k]->name))
+			return -1;
+		if ((need & NEED_LINKS) &&
+		    dump(nl, ICS_CMD_GET_LINKS, link_cb, &s->ls, sizeof(s->ls), cmds[k]->name))
+			return -1;
+		if (!(need & NEED_MEMBERS))
+			continue;
+		if (s->in.state != ICS_STATE_BOUND && cmds[k]->report == rep_prometheus) {
+			s->ms.n = 0;	/* no membership to show */
+			continue;
+		}
+		if (s->in.state != ICS_STATE_BOUND) {
+			icsnl_err("%s: instance is %s, not bound (icsctl bind)", cmds[k]->name,
+				  ics_state_name(s->in.state));
+			return -1;
+		}
+		if (dump(nl, ICS_CMD_GET_MEMBERS, member_cb, &s->ms, sizeof(s->ms),
+			 cmds[k]->name))
+			return -1;
+	}
+	return 0;
+}
+
+/* @d becomes @now with its counters' change since @then. */
+static void snap_delta(struct snap *d, const struct snap *now, const struct snap *then)
+{
+	*d = *now;
+	chans_delta(&d->cs, &then->cs);
+	nodes_delta(&d->ns, &then->ns);
+	links_delta(&d->ls, &then->ls);
+	members_delta(&d->ms, &then->ms);
+}
+
+static void print_reports(struct rep *r, const struct command **cmds, int n, uint64_t t0)
+{
+	const struct opts *o = r->o;
+	char age[ICS_NUMBUF];
+	int k;
+
+	r->elapsed = (r->s->mono_ns - t0) / 1e9;
+	icsnl_fmt_iso8601(r->time, sizeof(r->time), &r->s->real);
+	if (o->interval && !o->fmt.json && !o->csv) {
+		/* vmstat's layout: a heading per report, a blank line between them */
+		if (r->n > 1 || (r->n == 1 && !o->no_totals))
+			putchar('\n');
+		if (!r->n)
+			printf("Totals since load or reset (%s ago) at %s",
+			       icsnl_fmt_ago(age, r->s->in.reset_age_ms * 1000000), r->time);
+		else
+			printf("Interval %" PRIu64 " (%.1f s) at %s", r->n, r->secs, r->time);
+		if (r->s->in.state == ICS_STATE_BOUND)
+			printf(", node %u", r->s->in.node_id);
+		printf("%s:\n", per_second(r) ? ", per second" : "");
+	}
+	for (k = 0; k < n; k++) {
+		if (k && !o->fmt.json && !o->csv)
+			putchar('\n');
+		cmds[k]->report(r);
+	}
+}
+
+/* Sleep until @t0 + @n intervals: reports stay on that clock, however long they take. */
+static void sleep_until(uint64_t t0, uint64_t n, uint32_t interval)
+{
+	uint64_t at = t0 + n * interval * 1000000000ULL;
+	struct timespec ts = { .tv_sec = at / 1000000000ULL, .tv_nsec = at % 1000000000ULL };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * The reports: once, or every o->interval seconds, the first (unless -y or
+ * -r) of the totals, the others of what changed since the one before.
+ */
+static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
+		       const struct opts *o)
+{
+	struct snap *then, *now, *d, *tmp;
+	struct rep r = { .o = o };
+	uint64_t t0, i, printed = 0;
+	int ret = 1;
+
+	then = calloc(1, sizeof(*then));
+	now = calloc(1, sizeof(*now));
+	d = calloc(1, sizeof(*d));
+	if (!then || !now || !d) {
+		icsnl_err("%s", strerror(ENOMEM));
+		goto out;
+	}
+	if (snap_read(nl, cmds, n, now))
+		goto out;
+	t0 = now->mono_ns;
+	if (o->csv)
+		fputs(csv_header, stdout);
+	if (!o->no_totals) {
+		r.s = now;
+		print_reports(&r, cmds, n, t0);
+		printed++;
+		if (icsnl_flush_stdout())
+			goto out;
+	}
+	for (i = 1; o->interval && (!o->count || printed < o->count); i++) {
+		sleep_until(t0, i, o->interval);
+		tmp = then;
+		then = now;
+		now = tmp;
+		if (snap_read(nl, cmds, n, now))
+			goto out;
+		snap_delta(d, now, then);
+		r.s = d;
+		r.n = i;
+		r.secs = (now->mono_ns - then->mono_ns) / 1e9;
+		print_reports(&r, cmds, n, t0);
+		printed++;
+		if (icsnl_flush_stdout())
+			goto out;
+	}
+	ret = 0;
+out:
+	free(then);
+	free(now);
+	free(d);
+	return ret;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: icstat [-j] [-p] [-n] [--tx | --rx] COMMAND [COMMAND...]\n"
+		"Usage: icstat [-j | -p | --csv] [-n] [--tx | --rx] [-i SECS [-c COUNT] [-y] [-r]]\n"
+		"              COMMAND [COMMAND...]\n"
 		"\n"
 		"Commands:\n"
-		"  chanhisttot                  message-size histograms since load or reset\n"
-		"  chanhist -i SECS [-c COUNT]  the histograms' deltas every SECS seconds\n"
-		"  channels                     per-channel message and byte counters\n"
-		"  nodes                        per-node reachability and counters\n"
-		"  links [-N NODE]              per-peer reliable link state and counters\n"
-		"  members                      the membership view: states, heartbeats, quorum\n"
-		"  monitor                      one line per membership event, until interrupted\n"
-		"  show                         instance state and counters\n"
-		"  help                         this text\n"
+		"  chanhisttot     message-size histograms since load or reset\n"
+		"  chanhist        the histograms' change every SECS seconds (chanhisttot -y)\n"
+		"  channels        per-channel message and byte counters\n"
+		"  nodes           per-node reachability and counters\n"
+		"  links           per-peer reliable link state and counters\n"
+		"  members         the membership view: states, heartbeats, quorum\n"
+		"  monitor         one line per membership event, until interrupted\n"
+		"  show            instance state and counters\n"
+		"  prometheus      all of them in Prometheus's text format\n"
+		"  help            this text\n"
 		"\n"
 		"Options:\n"
-		"  -j         JSON output (chanhist: one object per line)\n"
+		"  -j         JSON output, one object per report and line\n"
 		"  -p         pretty-printed JSON (implies -j)\n"
+		"  --csv      CSV: one line per non-zero value, with time and node\n"
 		"  -n         counts as plain numbers (default: 1k = 1000, 1m = 10^6, ...)\n"
 		"  --tx, --rx sent or received messages only (default: both)\n"
-		"  -i SECS    chanhist: interval in seconds\n"
-		"  -c COUNT   chanhist: number of reports (default: until interrupted)\n"
+		"  -i SECS    a report every SECS seconds: the first of the totals since\n"
+		"             load or reset, then what changed in each interval\n"
+		"  -c COUNT   stop after COUNT reports (default: until interrupted)\n"
+		"  -y         no report of the totals first\n"
+		"  -r         counters per second (with -i; implies -y)\n"
+		"  --share    chanhisttot, chanhist: each size and each channel's share\n"
+		"             of the messages, in percent, with a bar\n"
 		"  -N NODE    links: only the link to node NODE (or --node NODE)\n"
 		"  -h, --help this text\n"
 		"\n"
 		"Several of chanhisttot, channels, nodes, links, members and show run\n"
-		"one after another in one call (with -j and without -p, one JSON object\n"
-		"per line); the first that fails stops the rest.\n");
-}
-
-/* Commands that report and return; chanhist and monitor run until stopped. */
-static bool cmd_once(const struct command *c)
-{
-	return c->fn != cmd_chanhist && c->fn != cmd_monitor;
+		"one after another in one call, from one reading of the counters; all\n"
+		"but show take -i. chanhist, monitor, prometheus and help run alone.\n");
 }
 
 /* argv's commands into @cmds (room for argc); their number. */
 static int parse_args(int argc, char **argv, struct opts *o, const struct command **cmds)
 {
+	enum { OPT_SHARE = 256, OPT_CSV };
 	static const struct option long_opts[] = {
 		{ "tx", no_argument, NULL, 't' },
-		{ "rx", no_argument, NULL, 'r' },
+		{ "rx", no_argument, NULL, 'R' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "rate", no_argument, NULL, 'r' },
+		{ "share", no_argument, NULL, OPT_SHARE },
+		{ "csv", no_argument, NULL, OPT_CSV },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool tx = false, rx = false, have_i = false, have_c = false, have_n = false;
-	bool chanhist = false, links = false;
+	bool tx = false, rx = false, have_c = false, have_n = false, have_y = false;
+	bool alone = false, chanhist = false, hist = false, links = false, show = false;
+	const char *first;
 	size_t k;
 	int c, n = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jpnhi:c:N:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpnhi:c:N:yr", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->fmt.json = true;
@@ -936,14 +1611,26 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		case 'p':
 			o->fmt.json = o->fmt.pretty = true;
 			break;
+		case OPT_CSV:
+			o->csv = true;
+			break;
 		case 'n':
 			o->fmt.raw = true;
 			break;
 		case 't':
 			tx = true;
 			break;
-		case 'r':
+		case 'R':
 			rx = true;
+			break;
+		case 'r':
+			o->rate = true;
+			break;
+		case 'y':
+			have_y = true;
+			break;
+		case OPT_SHARE:
+			o->share = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -952,7 +1639,6 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 			if (icsnl_parse_u32(optarg, &o->interval) || !o->interval)
 				icsnl_usage_err("invalid interval \"%s\" (seconds, >= 1)",
 						optarg);
-			have_i = true;
 			break;
 		case 'c':
 			if (icsnl_parse_u32(optarg, &o->count) || !o->count)
@@ -982,7 +1668,10 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		usage(stdout);
 		exit(0);
 	}
+	first = argv[optind];
 	for (; optind < argc; optind++) {
+		const struct command *cmd;
+
 		if (!strcmp(argv[optind], "help"))
 			icsnl_usage_err("help: runs alone, not with %s", argv[optind - 1]);
 		for (k = 0; k < ARRAY_SIZE(commands); k++)
@@ -991,24 +1680,40 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		if (k == ARRAY_SIZE(commands))
 			icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")",
 					argv[optind]);
-		if (n && !cmd_once(cmds[0]))
-			icsnl_usage_err("%s: runs alone, not with %s", cmds[0]->name,
-					commands[k].name);
-		if (n && !cmd_once(&commands[k]))
-			icsnl_usage_err("%s: runs alone, not with %s", commands[k].name,
-					cmds[0]->name);
-		if (commands[k].fn == cmd_chanhist)
-			chanhist = true;
-		if (commands[k].fn == cmd_links)
-			links = true;
-		cmds[n++] = &commands[k];
+		cmd = &commands[k];
+		if (n && (alone || is_cmd(cmd, "chanhist") || is_cmd(cmd, "monitor") ||
+			  is_cmd(cmd, "prometheus")))
+			icsnl_usage_err("%s: runs alone, not with %s",
+					alone ? cmds[0]->name : cmd->name,
+					alone ? cmd->name : cmds[0]->name);
+		alone = is_cmd(cmd, "chanhist") || is_cmd(cmd, "monitor") ||
+			is_cmd(cmd, "prometheus");
+		chanhist |= is_cmd(cmd, "chanhist");
+		hist |= is_cmd(cmd, "chanhist") || is_cmd(cmd, "chanhisttot");
+		links |= is_cmd(cmd, "links");
+		show |= is_cmd(cmd, "show");
+		cmds[n++] = cmd;
 	}
-	if (chanhist && !have_i)
+	if (o->csv && o->fmt.json)
+		icsnl_usage_err("--csv and -j: one output format at a time");
+	if (chanhist && !o->interval)
 		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
-	if (!chanhist && (have_i || have_c))
-		icsnl_usage_err("%s: options -i and -c are for chanhist only", cmds[0]->name);
+	if (!strcmp(first, "monitor") && (o->interval || o->csv || o->share))
+		icsnl_usage_err("monitor: takes none of -i, --csv, --share");
+	if (!strcmp(first, "prometheus") && (o->interval || o->csv || o->share || o->fmt.json))
+		icsnl_usage_err("prometheus: takes none of -i, -j, --csv, --share");
+	if (show && (o->interval || o->csv))
+		icsnl_usage_err("show: no %s form (use channels, nodes, links or members)",
+				o->csv ? "CSV" : "interval");
+	if (!o->interval && (have_c || have_y || o->rate))
+		icsnl_usage_err("%s: options -c, -y and -r need -i SECONDS", first);
+	if (o->share && !hist)
+		icsnl_usage_err("%s: option --share is for chanhisttot and chanhist", first);
+	if (o->share && o->csv)
+		icsnl_usage_err("--share has no CSV form (the CSV log has the counts)");
 	if (!links && have_n)
-		icsnl_usage_err("%s: option -N is for links only", cmds[0]->name);
+		icsnl_usage_err("%s: option -N is for links only", first);
+	o->no_totals = have_y || o->rate || chanhist;
 	return n;
 }
 
@@ -1018,7 +1723,7 @@ int main(int argc, char **argv)
 	struct ics_instance in;
 	struct opts o = { 0 };
 	struct icsnl nl;
-	int err, ret = 0, n, k;
+	int err, ret, n;
 
 	icsnl_prog = "icstat";
 	cmds = calloc(argc, sizeof(*cmds));
@@ -1032,22 +1737,13 @@ int main(int argc, char **argv)
 		free(cmds);
 		return 1;
 	}
-	for (k = 0; k < n && !ret; k++) {
-		/* each command reports the instance as it is when it runs */
+	if (cmds[0]->report) {
+		ret = run_reports(&nl, cmds, n, &o);
+	} else {
 		err = ics_get_instance(&nl, &in);
-		if (err) {
-			icsnl_perror(&nl, cmds[k]->name, err);
-			ret = 1;
-			break;
-		}
-		if (in.state == ICS_STATE_UNUSED && cmds[k]->fn != cmd_monitor) {
-			icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
-			ret = 1;
-			break;
-		}
-		if (k && !o.fmt.json)
-			putchar('\n');
-		ret = cmds[k]->fn(&nl, &in, &o);
+		if (err)
+			icsnl_perror(&nl, cmds[0]->name, err);
+		ret = err ? 1 : cmd_monitor(&nl, &in, &o);
 	}
 	icsnl_close(&nl);
 	free(cmds);

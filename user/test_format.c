@@ -92,6 +92,25 @@ static void us(uint64_t ns, const char *want)
 	str_eq(icsnl_fmt_us(buf, ns), want, name);
 }
 
+static void rate(double v, bool raw, const char *want)
+{
+	char buf[ICS_NUMBUF], name[96];
+
+	snprintf(name, sizeof(name), "rate %g%s -> \"%s\"", v, raw ? " raw" : "", want);
+	str_eq(icsnl_fmt_rate(buf, v, raw), want, name);
+}
+
+static void iso8601(const char *tz, time_t t, const char *want)
+{
+	struct timespec ts = { .tv_sec = t };
+	char buf[40], name[96];
+
+	setenv("TZ", tz, 1);
+	tzset();
+	snprintf(name, sizeof(name), "ISO 8601 of %lld in %s -> \"%s\"", (long long)t, tz, want);
+	str_eq(icsnl_fmt_iso8601(buf, sizeof(buf), &ts), want, name);
+}
+
 static void errno_name(int err, const char *want)
 {
 	char buf[ICS_NUMBUF], name[96];
@@ -265,7 +284,7 @@ static void link_keys(void)
 
 static void link_json_fn(struct json *j, const void *l)
 {
-	ics_link_json(j, l);
+	ics_link_json(j, l, 0);
 }
 
 /*
@@ -647,11 +666,24 @@ static void show_keys(void)
 		printf("# got %s", buf);
 	result(ok, "show JSON: every ICS_STAT_* by name, link timeout and window");
 	free(buf);
+
+	/* icstat prometheus's HELP lines: one line of text for each */
+	ok = true;
+	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
+		const char *help = ics_stat_help(stat_names[i].attr);
+
+		if (!help || strlen(help) < 8 || strpbrk(help, "\\\n")) {
+			printf("# ICS_STAT_%s: help \"%s\"\n", stat_names[i].name,
+			       help ? help : "(none)");
+			ok = false;
+		}
+	}
+	result(ok, "every ICS_STAT_* has a one-line help text");
 }
 
 static void member_json_fn(struct json *j, const void *m)
 {
-	ics_member_json(j, m, 5000000000ULL);
+	ics_member_json(j, m, 5000000000ULL, 0);
 }
 
 static void event_json_fn(struct json *j, const void *e)
@@ -857,6 +889,18 @@ int main(void)
 	size("1kk", -1);
 	size("1g", -1);
 	size("0x10", -1);
+
+	rate(0, false, "0");
+	rate(0.04, false, "0.0");
+	rate(12.34, false, "12.3");
+	rate(999.9, false, "999.9");
+	rate(999.96, false, "1.0k");
+	rate(12345.6, false, "12.3k");
+	rate(12345.6, true, "12345.6");
+	rate(2.5e9, false, "2.5g");
+	iso8601("UTC0", 0, "1970-01-01T00:00:00+00:00");
+	iso8601("IST-5:30", 1795768205, "2026-11-27T14:00:05+05:30");
+	iso8601("EST5", 1795768205, "2026-11-27T03:30:05-05:00");
 
 	u32("0", 0);
 	u32("42", 42);
