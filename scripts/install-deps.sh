@@ -3,7 +3,7 @@
 #
 # Install everything `make check`, `make demo` and `make vmtest` need on a
 # Debian 12 (bookworm) machine: build tools, libnl, sparse, dkms, qemu,
-# virtme-ng, promtool and the node exporter, both supported kernels
+# virtme-ng, promtool, the node exporter and gnuplot, both supported kernels
 # (bookworm's 6.1 and bookworm-backports' 6.12, image + headers) and both
 # kernels' source tarballs (for the kselftest framework and checkpatch).
 # Idempotent: a second run only checks.
@@ -64,23 +64,36 @@ apt-get install -y -qq --no-install-recommends \
 	sparse dkms \
 	qemu-system-x86 qemu-utils busybox-static udev \
 	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema python3-matplotlib \
+	curl gnuplot-nox \
 	python3-docutils groff-base \
 	perl python3 python3-pip \
 	linux-source-6.1 \
 	"$k61" "$h61"
 # promtool (package prometheus) and the node exporter, for the tests of
-# icstat's Prometheus output; their daemons are not started here (the tests
-# run the exporter themselves, on 127.0.0.1 in a VM).
-policy=/usr/sbin/policy-rc.d
-if [ -e "$policy" ]; then
-	apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter
-else
-	printf '#!/bin/sh\nexit 101\n' > "$policy"
-	chmod 755 "$policy"
-	trap 'rm -f "$policy"' EXIT
-	apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter
-	rm -f "$policy"
-	trap - EXIT
+# icstat's Prometheus output. Their daemons are neither started nor, when
+# this installs them, enabled: the tests run the exporter themselves, on
+# 127.0.0.1 in a VM.
+prom_new=""
+for p in prometheus prometheus-node-exporter; do
+	dpkg -s "$p" >/dev/null 2>&1 || prom_new="$prom_new $p"
+done
+if [ -n "$prom_new" ]; then
+	policy=/usr/sbin/policy-rc.d
+	if [ -e "$policy" ]; then
+		# shellcheck disable=SC2086  # package names
+		apt-get install -y -qq --no-install-recommends $prom_new
+	else
+		printf '#!/bin/sh\nexit 101\n' > "$policy"
+		chmod 755 "$policy"
+		trap 'rm -f "$policy"' EXIT
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $prom_new
+		rm -f "$policy"
+		trap - EXIT
+	fi
+	for p in $prom_new; do
+		systemctl disable --quiet "$p.service" 2>/dev/null || true
+	done
 fi
 apt-get install -y -qq --no-install-recommends -t bookworm-backports \
 	"$k612" "$h612" ${src612:+"$src612"}

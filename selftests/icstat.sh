@@ -46,24 +46,27 @@ EOF
 }
 
 # interval_run FILE LINES OPTIONS...: icstat OPTIONS (an endless -i 1 run,
-# LINES lines a reading) on node 1 into FILE while node 1 sends 20
-# messages of 100 bytes on CFS; stopped once two readings began after the
-# sends completed.
+# LINES lines a reading; 0: CSV, whose readings each have a "reading"
+# line) on node 1 into FILE while node 1 sends 20 messages of 100 bytes
+# on CFS; stopped (SIGTERM: icstat ends after the report it is writing,
+# with status 0) once two readings began after the sends completed.
 interval_run()
 {
-	local out=$1 lines=$2 pid n
+	local out=$1 lines=$2 pid n count
 	shift 2
+	count="wc -l < $out"
+	[ "$lines" = 0 ] && { count="grep -c ,reading, $out"; lines=1; }
 	nsenter --net="$ICS_NETNS_DIR/$NS_A" icstat -i 1 "$@" > "$out" 2> "$out.err" &
 	pid=$!
 	wait_eq 30 yes "icstat $*: its first report" \
 		sh -c "[ -s $out ] && echo yes" || { kill $pid; return 1; }
 	ics_send "$NS_A" 1 2 CFS 100 20 --wait || { kill $pid; return 1; }
-	n=$(wc -l < "$out")
+	n=$(sh -c "$count")
 	wait_eq 30 yes "icstat $*: two more reports" \
-		sh -c "[ \$(wc -l < $out) -ge $((n + 2 * lines)) ] && echo yes" ||
+		sh -c "[ \$($count) -ge $((n + 2 * lines)) ] && echo yes" ||
 		{ kill $pid; return 1; }
 	kill $pid
-	wait $pid 2>/dev/null
+	wait $pid || { fail "icstat $*: exit $? on SIGTERM"; return 1; }
 	[ ! -s "$out.err" ] || { fail "icstat $*: $(cat "$out.err")"; return 1; }
 }
 
@@ -162,6 +165,9 @@ csv_matches_json()
 		in_ns "$NS_A" icstat -j chanhisttot nodes > "$ICS_TMP/csvj" || return 1
 	python3 -S - "$ICS_TMP/csv" "$ICS_TMP/csvj" "$ISO_RE" <<'EOF' || { fail "see above"; return 1; }
 import json, re, sys
+COUNTERS = {"msgs", "bytes", "unclaimed", "tx_frames", "retransmits", "fast_retransmits",
+            "timeouts", "rx_frames", "duplicates", "out_of_order", "crc_errors", "tx_acks",
+            "rx_acks", "resets", "msgs_done", "msgs_failed", "hb_rx", "hb_missed", "conflicts"}
 lines = open(sys.argv[1]).read().splitlines()
 hist, nodes = [json.loads(l) for l in open(sys.argv[2])]
 assert lines[0] == "time,elapsed_s,node,interval,report,channel,peer,dir,row,metric,value", lines[0]
@@ -170,7 +176,7 @@ for l in lines[1:]:
     f = l.split(",")
     assert len(f) == 11, l
     assert re.fullmatch(sys.argv[3], f[0]) and f[1] == "0.000" and f[2] == "1" and f[3] == "0", l
-    assert f[10] not in ("", "0"), l
+    assert f[10] != "" and (f[10] != "0" or f[9] not in COUNTERS), l
     got.setdefault(f[4], {})[tuple(f[5:10])] = f[10]
 want = {}
 for c in hist["channels"]:
@@ -191,6 +197,8 @@ cfs = next(c for c in hist["channels"] if c["name"] == "CFS")
 assert got["channels"][("CFS", "", "tx", "", "msgs")] == str(cfs["tx"]["msgs"])
 assert got["channels"][("CFS", "", "tx", "", "bytes")] == str(cfs["tx"]["bytes"])
 assert got["links"][("", "2", "", "", "mtu")] == "1500"
+assert got["links"][("", "2", "", "", "inflight")] == "0", "a state is logged at 0 too"
+assert ("", "2", "", "", "snd_nxt") not in got["links"], "no sequence numbers"
 assert got["members"][("", "2", "", "", "state")] == "member"
 EOF
 	# links: their states (mtu, window) are in every interval's lines
@@ -234,9 +242,48 @@ for x in s["tx"]["size"] + s["tx"]["channel"]:
 EOF
 }
 
+# icstat-plot on a real CSV log (icstat --csv -i 1 chanhisttot while 20
+# messages go out): three PNGs, and the shares it prints are of what the
+# log's intervals add up to, i.e. the counters after it minus its totals.
+plot_from_log()
+{
+	command -v gnuplot >/dev/null || { echo "# gnuplot not installed (gnuplot-nox)"; return 4; }
+	interval_run "$ICS_TMP/log.csv" 0 --csv chanhisttot || return 1
+	in_ns "$NS_A" icstat -j chanhisttot > "$ICS_TMP/log.after" &&
+		"$ICS_TOP/user/icstat-plot" -o "$ICS_TMP/plot" "$ICS_TMP/log.csv" > "$ICS_TMP/plot.out" ||
+		return 1
+	python3 -S - "$ICS_TMP/log.csv" "$ICS_TMP/log.after" "$ICS_TMP/plot.out" "$ICS_TMP/plot" \
+		<<'EOF2' || { fail "see above"; sed 's/^/#   /' "$ICS_TMP/plot.out"; return 1; }
+import json, sys
+log = [l.split(",") for l in open(sys.argv[1]).read().splitlines()[1:]]
+after = json.load(open(sys.argv[2]))
+out = open(sys.argv[3]).read().splitlines()
+rows, chans = {}, {}
+for c in after["channels"]:
+    for i, v in enumerate(c["tx"]["hist"]):
+        rows[after["rows"][i]] = rows.get(after["rows"][i], 0) + v
+        chans[c["name"]] = chans.get(c["name"], 0) + v
+for f in log:
+    if f[4] == "chanhist" and f[3] == "0" and f[7] == "tx":
+        rows[f[8]] -= int(f[10])
+        chans[f[5]] -= int(f[10])
+total = sum(rows.values())
+assert total == 20 and chans["CFS"] == 20, (total, chans)
+assert out[0] == "Sent: %d messages" % total, out[0]
+got = {l.split()[0]: int(l.split()[1]) for l in out[2:] if l and l.split()[0] not in ("size", "channel")}
+want = {k: v for k, v in list(rows.items()) + list(chans.items()) if v}
+assert got == want, (got, want)
+for p in ("sizes", "channels", "rate"):
+    b = open("%s-%s.png" % (sys.argv[4], p), "rb").read()
+    assert b[:8] == b"\x89PNG\r\n\x1a\n" and len(b) > 10000, (p, len(b))
+EOF2
+}
+
 # icstat prometheus: promtool (Debian's prometheus package) finds nothing
 # to say, and the numbers are icstat -j's: channels' counts and size
-# histograms (cumulative buckets from the chanhist rows), links, members,
+# histograms (cumulative buckets from the chanhist rows; and, from the
+# sizes sent, CFS's 100-byte messages are above le 64 and within le 128,
+# DLM's 5000-byte ones above 4096 and within 8192), links, members,
 # instance counters.
 prometheus_metrics()
 {
@@ -270,14 +317,21 @@ for c in hist["channels"]:
         assert g('ics_channel_message_size_bytes_bucket{%s,le="+Inf"}' % lab) == cum
         assert g("ics_channel_message_size_bytes_count{%s}" % lab) == cum
         assert g("ics_channel_message_size_bytes_sum{%s}" % lab) == c[d]["bytes"]
+cfs = next(c for c in hist["channels"] if c["name"] == "CFS")["tx"]["msgs"]
+b = 'ics_channel_message_size_bytes_bucket{channel="%s",direction="tx",le="%s"}'
+assert cfs >= 30 and g(b % ("CFS", 64)) == 0 and g(b % ("CFS", 128)) == cfs, cfs
+assert g(b % ("DLM", 4096)) == 0 and g(b % ("DLM", 8192)) == 10
 l = links["links"][0]
-assert g('ics_link_messages_done_total{node="2"}') == l["msgs_done"]
-assert g('ics_link_tx_frames_total{node="2"}') == l["tx_frames"]
-assert g('ics_link_mtu_bytes{node="2"}') == l["mtu"] == 1500
-assert g('ics_member_state{node="2",state="member"}') == 1
-assert g('ics_member_state{node="2",state="down"}') == 0
+assert g('ics_link_messages_done_total{peer="2"}') == l["msgs_done"]
+assert g('ics_link_tx_frames_total{peer="2"}') == l["tx_frames"]
+assert g('ics_link_mtu_bytes{peer="2"}') == l["mtu"] == 1500
+assert g('ics_node_reachable{peer="2"}') == 1
+assert g('ics_member_state{member="2",state="member"}') == 1
+assert g('ics_member_state{member="2",state="down"}') == 0
+assert g('ics_member_state{member="1",state="member"}') == 1
 assert g("ics_has_quorum") == 1 and g("ics_up") == 1
-assert g('ics_info{ifname="veth0",node="1",cluster="0",state="bound",auth="%s"}' % show["auth"]) == 1
+assert g('ics_info{ifname="veth0",node_id="1",cluster_id="%d",state="bound",auth="%s"}' % (
+    show["cluster_id"], show["auth"])) == 1
 for k, v in show["stats"].items():
     assert g("ics_stat_%s_total" % k) == v, k
 EOF2
@@ -304,12 +358,15 @@ node_exporter_serves()
 	kill $pid
 	wait $pid 2>/dev/null
 	assert_eq "the exporter's ics_link_messages_done_total" \
-		"ics_link_messages_done_total{node=\"2\"} $(link_get "$NS_A" 2 msgs_done)" \
+		"ics_link_messages_done_total{peer=\"2\"} $(link_get "$NS_A" 2 msgs_done)" \
 		"$(echo "$out" | grep '^ics_link_messages_done_total')" || return 1
 	assert_eq "the exporter's textfile errors" "node_textfile_scrape_error 0" \
 		"$(echo "$out" | grep '^node_textfile_scrape_error')" || return 1
-	# in a netns with no instance: ics_up 0, and icstat's reason on stderr
+	# in a netns with no instance: ics_up 0, icstat's reason on stderr, exit 1
 	out=$(in_ns "$NS_B" unshare -n "$ICS_TOP/user/icstat-textfile" "$dir" 2>&1)
+	assert_eq "icstat-textfile without an instance: exit status" 1 $? || return 1
+	assert_eq "icstat-textfile without an instance: temporary files left" "" \
+		"$(ls -A "$dir" | grep -v '^ics.prom$')" || return 1
 	assert_eq "icstat-textfile without an instance: the file" "ics_up 0" \
 		"$(grep -v '^#' "$dir/ics.prom")" || return 1
 	assert_eq "icstat-textfile without an instance: stderr" \
@@ -331,9 +388,33 @@ systemd_units_verify()
 	[ -z "$out" ] || { fail "systemd-analyze verify says: $out"; return 1; }
 }
 
+# -i across icsctl reset: the interval with the reset shows the counters
+# since it whole (3 messages before it, 5 after: 8 in all, not 3 + (5 - 3)).
+interval_across_reset()
+{
+	local out=$ICS_TMP/reset pid n
+	in_ns "$NS_A" icsctl reset || return 1
+	nsenter --net="$ICS_NETNS_DIR/$NS_A" icstat -j -i 1 channels > "$out" &
+	pid=$!
+	wait_eq 30 yes "first report" sh -c "[ -s $out ] && echo yes" &&
+		ics_send "$NS_A" 1 2 CFS 100 3 --wait && n=$(wc -l < "$out") &&
+		wait_eq 30 yes "a reading after 3 sent" sh -c "[ \$(wc -l < $out) -ge $((n + 2)) ] && echo yes" &&
+		in_ns "$NS_A" icsctl reset && ics_send "$NS_A" 1 2 CFS 100 5 --wait &&
+		n=$(wc -l < "$out") &&
+		wait_eq 30 yes "a reading after 5 sent" sh -c "[ \$(wc -l < $out) -ge $((n + 2)) ] && echo yes" ||
+		{ kill $pid; return 1; }
+	kill $pid
+	wait $pid || { fail "icstat: exit $? on SIGTERM"; return 1; }
+	assert_eq "CFS messages sent in the intervals" 8 "$(python3 -S -c '
+import json, sys
+reps = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(next(c for c in r["channels"] if c["name"] == "CFS")["tx"]["msgs"]
+          for r in reps if r["interval"]))' "$out")"
+}
+
 usage_errors()
 {
-	expect_err 2 'icstat: --csv and -j: one output format at a time' \
+	expect_err 2 'icstat: --csv and -j or -p: one output format at a time' \
 		icstat --csv -j channels || return 1
 	expect_err 2 'icstat: channels: options -c, -y and -r need -i SECONDS' \
 		icstat -r channels || return 1
@@ -349,8 +430,10 @@ usage_errors()
 		icstat --share links || return 1
 	expect_err 2 'icstat: --share has no CSV form \(the CSV log has the counts\)' \
 		icstat --csv --share chanhisttot || return 1
-	expect_err 2 'icstat: prometheus: takes none of -i, -j, --csv, --share' \
+	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share' \
 		icstat -j prometheus || return 1
+	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share' \
+		icstat --tx prometheus || return 1
 	expect_err 2 'icstat: prometheus: runs alone, not with links' icstat links prometheus ||
 		return 1
 	expect_err 2 'icstat: invalid interval "0" \(seconds, >= 1\)' icstat -i 0 links
@@ -364,11 +447,15 @@ case_add "-r: counters per second over each measured interval" rate_per_second
 case_add "--csv: one line per non-zero value, the same values as -j" csv_matches_json
 case_add "--share: each size's and each channel's share of the messages, with bars" \
 	share_matches_counts
+case_add "icstat-plot: three PNGs from a real CSV log, of the shares its intervals add up to" \
+	plot_from_log
 case_add "prometheus: promtool finds nothing to say; the values are icstat -j's" \
 	prometheus_metrics
 case_add "the node exporter's textfile collector serves them on 127.0.0.1; ics_up 0 without ics" \
 	node_exporter_serves
 case_add "the textfile recipe's systemd units pass systemd-analyze verify" systemd_units_verify
+case_add "-i across icsctl reset: the interval with the reset shows what moved since" \
+	interval_across_reset
 case_add "usage errors: one line, exit 2" usage_errors
 case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

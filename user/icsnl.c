@@ -38,6 +38,11 @@ const char *const ics_hist_labels[ICS_HIST_ROWS] = {
 	"1m", "2m", "4m", "8m", "16m", "more",
 };
 
+uint64_t ics_hist_row_max(int r)
+{
+	return r ? 1ULL << (r - 1) : 0;
+}
+
 /* Messages: one line each, "PROG: ...". */
 
 static void vwarn(const char *fmt, va_list ap)
@@ -367,10 +372,16 @@ void json_null(struct json *j, const char *key)
 	fputs("null", j->f);
 }
 
-void json_double(struct json *j, const char *key, double v, int decimals)
+void json_fixed(struct json *j, const char *key, double v, int decimals)
 {
 	json_member(j, key);
 	fprintf(j->f, "%.*f", decimals, v);
+}
+
+void json_rate(struct json *j, const char *key, double v)
+{
+	json_member(j, key);
+	fprintf(j->f, "%.9g", v);
 }
 
 void json_chan_values(struct json *j, const char *key, const uint64_t *v)
@@ -1203,7 +1214,7 @@ void ics_link_json(struct json *j, const struct ics_link *l, double secs)
 		if (i == ICS_LINK_A_QUEUE)
 			json_chan_values(j, link_attrs[i].key, l->queue);
 		else if (secs > 0 && ics_link_counter(i))
-			json_double(j, link_attrs[i].key, l->v[i] / secs, 3);
+			json_rate(j, link_attrs[i].key, l->v[i] / secs);
 		else
 			json_u64(j, link_attrs[i].key, l->v[i]);
 	}
@@ -1543,7 +1554,7 @@ void ics_member_json(struct json *j, const struct ics_member *m, uint64_t now_ns
 			break;
 		default:
 			if (secs > 0 && ics_member_counter(i))
-				json_double(j, key, m->v[i] / secs, 3);
+				json_rate(j, key, m->v[i] / secs);
 			else
 				json_u64(j, key, m->v[i]);
 		}

@@ -48,6 +48,8 @@ unsigned int icsnl_arg_prio(const char *s);
 
 extern const char *const ics_channel_names[ICS_CHANNELS];
 extern const char *const ics_hist_labels[ICS_HIST_ROWS];
+/* The largest message size that ics_hist_row() puts in row @r < ICS_HIST_ROW_MORE. */
+uint64_t ics_hist_row_max(int r);
 
 /* Counts: raw decimal, or truncated to powers of 1000 with k/m/g/t. */
 const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw);
@@ -84,7 +86,8 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_str(struct json *j, const char *key, const char *s);
 void json_null(struct json *j, const char *key);
-void json_double(struct json *j, const char *key, double v, int decimals);
+void json_fixed(struct json *j, const char *key, double v, int decimals);
+void json_rate(struct json *j, const char *key, double v);	/* 9 significant digits */
 /* {"BOOT": v[0], ..., "CNX": v[15]}: one value per channel, by name. */
 void json_chan_values(struct json *j, const char *key, const uint64_t *v);
 

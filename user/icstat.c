@@ -176,23 +176,24 @@ static void json_head(struct json *j, const struct rep *r)
 	if (!r->o->interval)
 		return;
 	json_u64(j, "interval", r->n);
-	json_double(j, "elapsed_s", r->elapsed, 6);
+	json_fixed(j, "elapsed_s", r->elapsed, 6);
 	if (r->n)
-		json_double(j, "seconds", r->secs, 6);
+		json_fixed(j, "seconds", r->secs, 6);
 	json_bool(j, "per_second", per_second(r));
 }
 
 static void json_ctr(struct json *j, const char *key, const struct rep *r, uint64_t v)
 {
 	if (per_second(r))
-		json_double(j, key, v / r->secs, 3);
+		json_rate(j, key, v / r->secs);
 	else
 		json_u64(j, key, v);
 }
 
 /*
- * CSV: one line per non-zero value, under the header csv_header. Empty
- * fields do not apply to the value (no channel for a link's counters).
+ * CSV: under the header csv_header, one line per counter that is not zero
+ * and per state (zero or not). Empty fields do not apply to the value (no
+ * channel for a link's counters).
  */
 static const char csv_header[] =
 	"time,elapsed_s,node,interval,report,channel,peer,dir,row,metric,value\n";
@@ -209,15 +210,15 @@ static void csv_begin(const struct rep *r, const char *report, const char *chan,
 	printf(",%s,%s,", dir >= 0 ? dir_key[dir] : "", row ? row : "");
 }
 
-/* A counter (per second with -r) or, with !ctr, a state such as a window. */
+/* A counter (per second with -r), or with !ctr a state such as a window. */
 static void csv_val(const struct rep *r, const char *report, const char *chan, uint32_t peer,
 		    int dir, const char *row, const char *metric, uint64_t v, bool ctr)
 {
-	if (!v)
+	if (ctr && !v)
 		return;
 	csv_begin(r, report, chan, peer, dir, row);
 	if (ctr && per_second(r))
-		printf("%s_per_s,%.3f\n", metric, v / r->secs);
+		printf("%s_per_s,%.9g\n", metric, v / r->secs);
 	else
 		printf("%s,%" PRIu64 "\n", metric, v);
 }
@@ -379,7 +380,7 @@ static void share_part(struct json *j, const struct rep *r, const char *what,
 			json_obj_begin(j, NULL);
 			json_str(j, !strcmp(what, "size") ? "row" : "channel", names[i]);
 			json_ctr(j, "msgs", r, v[i]);
-			json_double(j, "percent", pct, 3);
+			json_fixed(j, "percent", pct, 3);
 			json_obj_end(j);
 			continue;
 		}
@@ -437,7 +438,7 @@ static void print_share(const struct rep *r)
 			       per_second(r) ? " per second" : "");
 		}
 		first = false;
-		if (total) {
+		if (total || jp) {	/* JSON: empty arrays when nothing moved */
 			share_part(jp, r, "size", ics_hist_labels, rows, ICS_HIST_ROWS, total);
 			if (!jp)
 				putchar('\n');
@@ -527,8 +528,9 @@ static void rep_channels(const struct rep *r)
 				csv_val(r, "channels", name, 0, d, NULL, "bytes", c->dir[d].bytes,
 					true);
 			}
-			csv_val(r, "channels", name, 0, RX, NULL, "unclaimed", c->rx_unclaimed,
-				true);
+			if (o->dir[RX])
+				csv_val(r, "channels", name, 0, RX, NULL, "unclaimed",
+					c->rx_unclaimed, true);
 		}
 		return;
 	}
@@ -786,12 +788,26 @@ static void links_delta(struct ics_links *ls, const struct ics_links *then)
 	}
 }
 
+/*
+ * A link's counters and states; not its sessions and sequence numbers
+ * (-j has them), and of the per-channel queue only the channels with bytes
+ * queued.
+ */
 static void csv_link(const struct rep *r, uint32_t id, const struct ics_link *l)
 {
 	int a, i;
 
 	for (a = 0; a <= ICS_LINK_A_MAX; a++) {
-		if (!l->have[a] || a == ICS_LINK_A_NODE)
+		switch (a) {
+		case ICS_LINK_A_NODE:
+		case ICS_LINK_A_TX_SESSION:
+		case ICS_LINK_A_RX_SESSION:
+		case ICS_LINK_A_SND_UNA:
+		case ICS_LINK_A_SND_NXT:
+		case ICS_LINK_A_RCV_NXT:
+			continue;
+		}
+		if (!l->have[a])
 			continue;
 		if (a != ICS_LINK_A_QUEUE) {
 			csv_val(r, "links", NULL, id, -1, NULL, ics_link_key(a), l->v[a],
@@ -799,8 +815,9 @@ static void csv_link(const struct rep *r, uint32_t id, const struct ics_link *l)
 			continue;
 		}
 		for (i = 0; i < ICS_CHANNELS; i++)
-			csv_val(r, "links", ics_channel_names[i], id, TX, NULL, "queued_bytes",
-				l->queue[i], false);
+			if (l->queue[i])
+				csv_val(r, "links", ics_channel_names[i], id, TX, NULL, "queue",
+					l->queue[i], false);
 	}
 }
 
@@ -1112,7 +1129,9 @@ static int cmd_monitor(struct icsnl *nl, const struct ics_instance *in, const st
  * icstat prometheus: every counter and state in the Prometheus text
  * exposition format (0.0.4), for node_exporter's textfile collector. Names
  * are stable: ics_ and the object, counters end in _total, times are in
- * seconds; the other node is the label node, the local one is in ics_info.
+ * seconds. Labels: peer (the other end of a link, another node), member
+ * (a member of the view, this node too); this node's id is ics_info's
+ * node_id.
  */
 static void prom_head(const char *name, const char *type, const char *help)
 {
@@ -1158,7 +1177,7 @@ static void prom_chans(const struct ics_chans *cs)
 	for (i = 0; i < ICS_CHANNELS; i++)
 		printf("ics_channel_rx_unclaimed_total{channel=\"%s\"} %" PRIu64 "\n",
 		       ics_channel_names[i], cs->ch[i].rx_unclaimed);
-	/* chanhist's rows as buckets: row r >= 1 holds sizes up to 2^(r - 1) */
+	/* chanhist's rows as buckets: le is the largest size of the row */
 	prom_head("channel_message_size_bytes", "histogram",
 		  "Messages by size in bytes, sent (tx) or received (rx) on the channel");
 	for (i = 0; i < ICS_CHANNELS; i++)
@@ -1169,8 +1188,8 @@ static void prom_chans(const struct ics_chans *cs)
 			for (cum = 0, r = 0; r < ICS_HIST_ROW_MORE; r++) {
 				cum += dd->hist[r];
 				printf("ics_channel_message_size_bytes_bucket{channel=\"%s\","
-				       "direction=\"%s\",le=\"%llu\"} %" PRIu64 "\n", c, dir_key[d],
-				       r ? 1ULL << (r - 1) : 0ULL, cum);
+				       "direction=\"%s\",le=\"%" PRIu64 "\"} %" PRIu64 "\n", c,
+				       dir_key[d], ics_hist_row_max(r), cum);
 			}
 			cum += dd->hist[ICS_HIST_ROW_MORE];
 			printf("ics_channel_message_size_bytes_bucket{channel=\"%s\",direction=\"%s\","
@@ -1198,7 +1217,7 @@ static const struct {
 	{ ICS_LINK_A_TX_FRAMES, "link_tx_frames_total", "Data frames sent the first time", 0 },
 	{ ICS_LINK_A_RETRANSMITS, "link_retransmits_total", "Data frames sent again", 0 },
 	{ ICS_LINK_A_FAST_RETRANSMITS, "link_fast_retransmits_total",
-	  "Data frames sent again on duplicate ACKs, before a timeout", 0 },
+	  "Data frames sent again on SACK evidence, before a timeout", 0 },
 	{ ICS_LINK_A_TIMEOUTS, "link_timeouts_total", "Retransmission timeouts", 0 },
 	{ ICS_LINK_A_RX_FRAMES, "link_rx_frames_total", "Data frames received", 0 },
 	{ ICS_LINK_A_DUPLICATES, "link_duplicates_total", "Data frames received twice", 0 },
@@ -1231,10 +1250,10 @@ static void prom_links(const struct ics_links *ls)
 			if (!ls->present[id] || !l->have[a])
 				continue;
 			if (prom_link_metrics[m].scale)
-				printf("ics_%s{node=\"%d\"} %.6f\n", name, id,
+				printf("ics_%s{peer=\"%d\"} %.6f\n", name, id,
 				       l->v[a] * prom_link_metrics[m].scale);
 			else
-				printf("ics_%s{node=\"%d\"} %" PRIu64 "\n", name, id, l->v[a]);
+				printf("ics_%s{peer=\"%d\"} %" PRIu64 "\n", name, id, l->v[a]);
 		}
 	}
 }
@@ -1244,17 +1263,17 @@ static void prom_nodes(const struct ics_nodes *ns)
 	static const char *const what[] = { "messages", "bytes" };
 	int w, id, d;
 
-	prom_head("node_reachable", "gauge", "1 if the node answers, else 0");
+	prom_head("node_reachable", "gauge", "1 if messages may be sent to the node, else 0");
 	for (id = 1; id <= ICS_MAX_NODES; id++)
 		if (ns->node[id].present)
-			printf("ics_node_reachable{node=\"%d\"} %d\n", id, ns->node[id].reachable);
+			printf("ics_node_reachable{peer=\"%d\"} %d\n", id, ns->node[id].reachable);
 	for (w = 0; w < 2; w++) {
 		printf("# HELP ics_node_%s_total Message %s sent to (tx) or received from (rx) "
 		       "the node\n# TYPE ics_node_%s_total counter\n", what[w],
 		       w ? "bytes" : "count", what[w]);
 		for (id = 1; id <= ICS_MAX_NODES; id++)
 			for (d = 0; ns->node[id].present && d < DIRS; d++)
-				printf("ics_node_%s_total{node=\"%d\",direction=\"%s\"} %" PRIu64 "\n",
+				printf("ics_node_%s_total{peer=\"%d\",direction=\"%s\"} %" PRIu64 "\n",
 				       what[w], id, dir_key[d],
 				       w ? ns->node[id].bytes[d] : ns->node[id].msgs[d]);
 	}
@@ -1290,38 +1309,38 @@ static void prom_members(const struct snap *s)
 	prom_head("member_state", "gauge", "1 for the node's membership state, 0 for the others");
 	for (i = 0; i < ms->n; i++)
 		for (k = 0; k < ARRAY_SIZE(states); k++)
-			printf("ics_member_state{node=\"%llu\",state=\"%s\"} %d\n",
+			printf("ics_member_state{member=\"%llu\",state=\"%s\"} %d\n",
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       ics_member_state_name(states[k]),
 			       ms->m[i].v[ICS_MEMBER_A_STATE] == states[k]);
 	prom_head("member_votes", "gauge", "Votes the node brings");
 	for (i = 0; i < ms->n; i++)
-		printf("ics_member_votes{node=\"%llu\"} %llu\n",
+		printf("ics_member_votes{member=\"%llu\"} %llu\n",
 		       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 		       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_VOTES]);
 	prom_head("member_last_heard_time_seconds", "gauge",
 		  "When the node was last heard, in seconds since the epoch");
 	for (i = 0; i < ms->n; i++)
 		if (!ms->m[i].v[ICS_MEMBER_A_SELF] && ms->m[i].have[ICS_MEMBER_A_LAST_HEARD_NS])
-			printf("ics_member_last_heard_time_seconds{node=\"%llu\"} %.3f\n",
+			printf("ics_member_last_heard_time_seconds{member=\"%llu\"} %.3f\n",
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       prom_walltime(s, ms->m[i].v[ICS_MEMBER_A_LAST_HEARD_NS]));
 	prom_head("member_heartbeat_rtt_seconds", "gauge", "Round-trip time of the heartbeats");
 	for (i = 0; i < ms->n; i++)
 		if (ms->m[i].v[ICS_MEMBER_A_HB_RTT_US])
-			printf("ics_member_heartbeat_rtt_seconds{node=\"%llu\"} %.6f\n",
+			printf("ics_member_heartbeat_rtt_seconds{member=\"%llu\"} %.6f\n",
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       ms->m[i].v[ICS_MEMBER_A_HB_RTT_US] / 1e6);
 	prom_head("member_heartbeats_received_total", "counter", "Heartbeats received");
 	for (i = 0; i < ms->n; i++)
 		if (!ms->m[i].v[ICS_MEMBER_A_SELF])
-			printf("ics_member_heartbeats_received_total{node=\"%llu\"} %llu\n",
+			printf("ics_member_heartbeats_received_total{member=\"%llu\"} %llu\n",
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_HB_RX]);
 	prom_head("member_heartbeats_missed_total", "counter", "Heartbeat intervals missed");
 	for (i = 0; i < ms->n; i++)
 		if (!ms->m[i].v[ICS_MEMBER_A_SELF])
-			printf("ics_member_heartbeats_missed_total{node=\"%llu\"} %llu\n",
+			printf("ics_member_heartbeats_missed_total{member=\"%llu\"} %llu\n",
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_NODE],
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_HB_MISSED]);
 }
@@ -1340,9 +1359,9 @@ static void rep_prometheus(const struct rep *r)
 	fputs("ics_info{", stdout);
 	prom_label("ifname", in->ifname, false);
 	snprintf(buf, sizeof(buf), "%u", bound ? in->node_id : 0);
-	prom_label("node", buf, false);
+	prom_label("node_id", buf, false);
 	snprintf(buf, sizeof(buf), "%u", in->cluster_id);
-	prom_label("cluster", buf, false);
+	prom_label("cluster_id", buf, false);
 	prom_label("state", ics_state_name(in->state), false);
 	prom_label("auth", ics_auth_mode_name(in->auth_mode), true);
 	puts(" 1");
@@ -1440,12 +1459,24 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 	return 0;
 }
 
-/* @d becomes @now with its counters' change since @then. */
+/*
+ * @d becomes @now with its counters' change since @then. A reset (icsctl
+ * reset) in between zeroed the instance's counters, channels' and nodes':
+ * then their values now are the change (the reset's age is shorter than
+ * the time between the readings; 5 ms of slack for its rounding). Links
+ * and members keep theirs; a counter of theirs that went down belongs to
+ * a link or member that began again.
+ */
 static void snap_delta(struct snap *d, const struct snap *now, const struct snap *then)
 {
+	uint64_t apart_ms = (now->mono_ns - then->mono_ns) / 1000000;
+	bool reset = now->in.reset_age_ms + 5 < then->in.reset_age_ms + apart_ms;
+
 	*d = *now;
-	chans_delta(&d->cs, &then->cs);
-	nodes_delta(&d->ns, &then->ns);
+	if (!reset) {
+		chans_delta(&d->cs, &then->cs);
+		nodes_delta(&d->ns, &then->ns);
+	}
 	links_delta(&d->ls, &then->ls);
 	members_delta(&d->ms, &then->ms);
 }
@@ -1471,6 +1502,11 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 			printf(", node %u", r->s->in.node_id);
 		printf("%s:\n", per_second(r) ? ", per second" : "");
 	}
+	/* CSV: every reading has a line, the span its values cover */
+	if (o->csv) {
+		csv_begin(r, "reading", NULL, 0, -1, NULL);
+		printf("seconds,%.6f\n", r->n ? r->secs : r->s->in.reset_age_ms / 1e3);
+	}
 	for (k = 0; k < n; k++) {
 		if (k && !o->fmt.json && !o->csv)
 			putchar('\n');
@@ -1478,27 +1514,44 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 	}
 }
 
-/* Sleep until @t0 + @n intervals: reports stay on that clock, however long they take. */
-static void sleep_until(uint64_t t0, uint64_t n, uint32_t interval)
+/*
+ * The interval readings' slots: t0 + n intervals, on the monotonic clock,
+ * so that reports do not drift however long each takes. The next slot is
+ * the first still ahead: after a stall (a stopped process, a busy machine)
+ * the missed slots are skipped, not read back to back. Returns its number,
+ * after sleeping until it (or until a signal asked to stop).
+ */
+static uint64_t sleep_next(uint64_t t0, uint64_t n, uint32_t interval)
 {
-	uint64_t at = t0 + n * interval * 1000000000ULL;
-	struct timespec ts = { .tv_sec = at / 1000000000ULL, .tv_nsec = at % 1000000000ULL };
+	uint64_t step = interval * 1000000000ULL, now = icsnl_monotonic_ns(), at;
+	struct timespec ts;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	if (now >= t0 + (n + 1) * step)
+		n = (now - t0) / step;
+	at = t0 + ++n * step;
+	ts.tv_sec = at / 1000000000ULL;
+	ts.tv_nsec = at % 1000000000ULL;
+	while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+	return n;
 }
 
 /*
  * The reports: once, or every o->interval seconds, the first (unless -y or
- * -r) of the totals, the others of what changed since the one before.
+ * -r) of the totals, the others of what changed since the reading before.
+ * A reading that fails after the first is reported and skipped: the next
+ * one is compared with the last that worked (and says how long that was).
+ * SIGINT and SIGTERM end the run after the report being written; the exit
+ * status is 1 if a reading failed.
  */
 static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 		       const struct opts *o)
 {
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 	struct snap *then, *now, *d, *tmp;
 	struct rep r = { .o = o };
-	uint64_t t0, i, printed = 0;
-	int ret = 1;
+	uint64_t t0, i = 0, printed = 0;
+	int ret = 1, failed = 0;
 
 	then = calloc(1, sizeof(*then));
 	now = calloc(1, sizeof(*now));
@@ -1510,6 +1563,10 @@ static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 	if (snap_read(nl, cmds, n, now))
 		goto out;
 	t0 = now->mono_ns;
+	if (o->interval) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (o->csv)
 		fputs(csv_header, stdout);
 	if (!o->no_totals) {
@@ -1519,13 +1576,22 @@ static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 		if (icsnl_flush_stdout())
 			goto out;
 	}
-	for (i = 1; o->interval && (!o->count || printed < o->count); i++) {
-		sleep_until(t0, i, o->interval);
+	while (o->interval && !stop && (!o->count || printed < o->count)) {
+		i = sleep_next(t0, i, o->interval);
+		if (stop)
+			break;
 		tmp = then;
 		then = now;
 		now = tmp;
-		if (snap_read(nl, cmds, n, now))
-			goto out;
+		if (snap_read(nl, cmds, n, now)) {
+			/* keep the last reading that worked; this slot has no report */
+			tmp = then;
+			then = now;
+			now = tmp;
+			failed = 1;
+			printed++;
+			continue;
+		}
 		snap_delta(d, now, then);
 		r.s = d;
 		r.n = i;
@@ -1535,7 +1601,7 @@ static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 		if (icsnl_flush_stdout())
 			goto out;
 	}
-	ret = 0;
+	ret = failed;
 out:
 	free(then);
 	free(now);
@@ -1695,13 +1761,14 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		cmds[n++] = cmd;
 	}
 	if (o->csv && o->fmt.json)
-		icsnl_usage_err("--csv and -j: one output format at a time");
+		icsnl_usage_err("--csv and -j or -p: one output format at a time");
 	if (chanhist && !o->interval)
 		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
 	if (!strcmp(first, "monitor") && (o->interval || o->csv || o->share))
 		icsnl_usage_err("monitor: takes none of -i, --csv, --share");
-	if (!strcmp(first, "prometheus") && (o->interval || o->csv || o->share || o->fmt.json))
-		icsnl_usage_err("prometheus: takes none of -i, -j, --csv, --share");
+	if (!strcmp(first, "prometheus") &&
+	    (o->interval || o->csv || o->share || o->fmt.json || o->fmt.raw || tx || rx))
+		icsnl_usage_err("prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share");
 	if (show && (o->interval || o->csv))
 		icsnl_usage_err("show: no %s form (use channels, nodes, links or members)",
 				o->csv ? "CSV" : "interval");

@@ -135,6 +135,13 @@ static void hist_labels(void)
 		ok &= ics_hist_row(n + 1) == (unsigned int)r + 1;
 	}
 	result(ok, "histogram labels match ics_hist_row()");
+
+	/* icstat prometheus's le: the largest size of the row, and no more */
+	ok = true;
+	for (r = 0; r < ICS_HIST_ROW_MORE; r++)
+		ok &= ics_hist_row(ics_hist_row_max(r)) == (unsigned int)r &&
+		      ics_hist_row(ics_hist_row_max(r) + 1) == (unsigned int)r + 1;
+	result(ok, "ics_hist_row_max(r) is the largest size of row r");
 }
 
 static void json(bool pretty, const char *want)
