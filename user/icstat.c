@@ -82,6 +82,7 @@ struct snap {
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC */
 	struct timespec real;		/* CLOCK_REALTIME */
 	struct ics_instance in;
+	struct ics_instance in_after;	/* read again after the dumps, for a later show */
 	struct ics_chans cs;
 	struct ics_nodes ns;
 	struct ics_links ls;
@@ -93,6 +94,7 @@ struct rep {
 	const struct opts *o;
 	const struct snap *s;
 	uint64_t n;		/* 0: totals since load or reset, else the interval's number */
+	bool after_dumps;	/* a command before this one dumped channels, nodes... */
 	double secs;		/* the interval's length, as measured */
 	double elapsed;		/* seconds from the first reading to this one */
 	char time[40];		/* this reading's wall-clock time, ISO 8601 */
@@ -1383,9 +1385,14 @@ static void rep_prometheus(const struct rep *r)
 		prom_members(s);
 }
 
+/*
+ * show after a command that dumped shows the instance as read after the
+ * dumps: "show chanhisttot show" brackets the histograms with the
+ * instance's counters, which tells whether they moved meanwhile.
+ */
 static void rep_show(const struct rep *r)
 {
-	ics_print_show(&r->s->in, &r->o->fmt);
+	ics_print_show(r->after_dumps ? &r->s->in_after : &r->s->in, &r->o->fmt);
 }
 
 static const struct command {
@@ -1456,6 +1463,16 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 			 cmds[k]->name))
 			return -1;
 	}
+	for (k = 1; k < n && done; k++) {
+		if (cmds[k]->report != rep_show)
+			continue;
+		err = ics_get_instance(nl, &s->in_after);
+		if (err) {
+			icsnl_perror(nl, cmds[k]->name, err);
+			return -1;
+		}
+		break;
+	}
 	return 0;
 }
 
@@ -1507,10 +1524,12 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 		csv_begin(r, "reading", NULL, 0, -1, NULL);
 		printf("seconds,%.6f\n", r->n ? r->secs : r->s->in.reset_age_ms / 1e3);
 	}
+	r->after_dumps = false;
 	for (k = 0; k < n; k++) {
 		if (k && !o->fmt.json && !o->csv)
 			putchar('\n');
 		cmds[k]->report(r);
+		r->after_dumps |= cmds[k]->need != 0;
 	}
 }
 
