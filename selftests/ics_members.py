@@ -41,13 +41,12 @@ script polls.
       FILE: monitor output over a soak: no node event that took a node
       out of the view (down, or member -> joining).
 """
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ics_model import run  # noqa: E402
+from ics_model import loads, run  # noqa: E402
 
 NETNS_DIR = "/run/netns" if os.path.isdir("/run/netns") else "/var/run/netns"
 SCALE = int(os.environ.get("ICS_TIMEOUT_SCALE", "1") or 1)
@@ -63,7 +62,7 @@ def members(ns):
     rc, out, err = run(cmd)
     if rc:
         raise Fail("icstat -j members in %s: exit %d: %s" % (ns, rc, err.strip()))
-    return json.loads(out)
+    return loads(out)
 
 
 def by_node(j):
@@ -174,7 +173,7 @@ def quorum(args):
 
 
 def read_events(path):
-    lines = [json.loads(l) for l in open(path) if l.strip()]
+    lines = [loads(l) for l in open(path) if l.strip()]
     if not lines or lines[0].get("type") != "start":
         raise Fail("%s: no start line" % path)
     return lines[0], lines[1:]
@@ -224,7 +223,10 @@ def soak(args):
 def get(args):
     j = members(args[0])
     v = eval(args[1])
-    print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)
+    if isinstance(v, (dict, list, bool)) or v is None:
+        import json
+        v = json.dumps(v)
+    print(v)
 
 
 def main():
