@@ -245,6 +245,12 @@ EOF
 # icstat-plot on a real CSV log (icstat --csv -i 1 chanhisttot while 20
 # messages go out): three PNGs, and the shares it prints are of what the
 # log's intervals add up to, i.e. the counters after it minus its totals.
+plot_dump()
+{
+	sed 's/^/#   /' "$ICS_TMP/plot.out"
+	grep -E ',(reading|chanhist),' "$ICS_TMP/log.csv" | sed 's/^/#   log: /'
+}
+
 plot_from_log()
 {
 	command -v gnuplot >/dev/null || { echo "# gnuplot not installed (gnuplot-nox)"; return 4; }
@@ -253,7 +259,7 @@ plot_from_log()
 		"$ICS_TOP/user/icstat-plot" -o "$ICS_TMP/plot" "$ICS_TMP/log.csv" > "$ICS_TMP/plot.out" ||
 		return 1
 	python3 -S - "$ICS_TMP/log.csv" "$ICS_TMP/log.after" "$ICS_TMP/plot.out" "$ICS_TMP/plot" \
-		<<'EOF2' || { fail "see above"; sed 's/^/#   /' "$ICS_TMP/plot.out"; return 1; }
+		<<'EOF2' || { fail "see above"; plot_dump; return 1; }
 import json, sys
 log = [l.split(",") for l in open(sys.argv[1]).read().splitlines()[1:]]
 after = json.load(open(sys.argv[2]))
@@ -412,6 +418,36 @@ print(sum(next(c for c in r["channels"] if c["name"] == "CFS")["tx"]["msgs"]
           for r in reps if r["interval"]))' "$out")"
 }
 
+# -i across a module reload: the readings while ics is away fail (one
+# line each on stderr, which the wait for the first of them requires), the log goes on once it is back and bound, the
+# first interval after counts from the load, and the exit status says a
+# reading failed.
+interval_outlives_reload()
+{
+	local out=$ICS_TMP/reload pid n
+	nsenter --net="$ICS_NETNS_DIR/$NS_A" icstat -j -i 1 channels > "$out" 2> "$out.err" &
+	pid=$!
+	wait_eq 30 yes "first report" sh -c "[ -s $out ] && echo yes" && ics_unload &&
+		wait_eq 30 yes "a failed reading" sh -c "[ -s $out.err ] && echo yes" &&
+		ics_load "heartbeat_ms=$ICS_HB_LONG" && pair_bind &&
+		ics_send "$NS_A" 1 2 CFS 100 4 --wait && n=$(wc -l < "$out") &&
+		wait_eq 30 yes "two readings after 4 sent" \
+			sh -c "[ \$(wc -l < $out) -ge $((n + 2)) ] && echo yes" ||
+		{ kill $pid; return 1; }
+	kill $pid
+	wait $pid
+	assert_eq "icstat's exit status after failed readings" 1 $? || return 1
+	# one line a failed reading: the request on the old family, then perhaps
+	# "module not loaded" or "no ics instance" until it is back and bound
+	grep -qv '^icstat: ' "$out.err" &&
+		{ fail "stderr, not one line a failure: $(head -n 3 "$out.err")"; return 1; }
+	assert_eq "CFS messages sent in the intervals" 4 "$(python3 -S -c '
+import json, sys
+reps = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(next(c for c in r["channels"] if c["name"] == "CFS")["tx"]["msgs"]
+          for r in reps if r["interval"]))' "$out")"
+}
+
 usage_errors()
 {
 	expect_err 2 'icstat: --csv and -j or -p: one output format at a time' \
@@ -456,6 +492,8 @@ case_add "the node exporter's textfile collector serves them on 127.0.0.1; ics_u
 case_add "the textfile recipe's systemd units pass systemd-analyze verify" systemd_units_verify
 case_add "-i across icsctl reset: the interval with the reset shows what moved since" \
 	interval_across_reset
+case_add "-i across a module reload: readings fail while it is away, the log goes on" \
+	interval_outlives_reload
 case_add "usage errors: one line, exit 2" usage_errors
 case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

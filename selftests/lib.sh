@@ -546,7 +546,9 @@ send_wait_ok()
 # 1.3 s in a TCG guest, where the suite starts python thousands of times).
 # The JSON is read as a Python literal (true, false and null bound to
 # their values), not with the json module, whose import of re costs
-# another 0.3 s a call there; icstat's JSON is such a literal.
+# another 0.3 s a call there; the JSON of our tools, of ip -j and of the
+# selftests' helpers is such a literal (icstat.sh still parses each of
+# icstat's forms with json).
 jget()
 {
 	python3 -S -c '

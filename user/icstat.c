@@ -79,7 +79,8 @@ struct ics_members {
 enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8 };
 
 struct snap {
-	uint64_t mono_ns;		/* CLOCK_MONOTONIC */
+	uint64_t mono_before_ns;	/* CLOCK_MONOTONIC before the instance was read */
+	uint64_t mono_ns;		/* and after */
 	struct timespec real;		/* CLOCK_REALTIME */
 	struct ics_instance in;
 	struct ics_instance in_after;	/* read again after the dumps, for a later show */
@@ -931,6 +932,7 @@ static void csv_members(const struct rep *r)
 	csv_val(r, "members", NULL, 0, -1, NULL, "generation", in->generation, false);
 	csv_val(r, "members", NULL, 0, -1, NULL, "current_votes", in->current_votes, false);
 	csv_val(r, "members", NULL, 0, -1, NULL, "expected_votes", in->expected_votes, false);
+	csv_val(r, "members", NULL, 0, -1, NULL, "quorum", in->quorum, false);
 	csv_val(r, "members", NULL, 0, -1, NULL, "has_quorum", in->has_quorum, false);
 	for (i = 0; i < r->s->ms.n; i++) {
 		const struct ics_member *m = &r->s->ms.m[i];
@@ -1425,6 +1427,7 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 	unsigned int done = 0, need;
 	int err, k;
 
+	s->mono_before_ns = icsnl_monotonic_ns();
 	err = ics_get_instance(nl, &s->in);
 	if (err) {
 		icsnl_perror(nl, cmds[0]->name, err);
@@ -1463,9 +1466,11 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 			 cmds[k]->name))
 			return -1;
 	}
-	for (k = 1; k < n && done; k++) {
-		if (cmds[k]->report != rep_show)
+	for (done = 0, k = 0; k < n; k++) {
+		if (cmds[k]->report != rep_show || !done) {
+			done |= cmds[k]->need;
 			continue;
+		}
 		err = ics_get_instance(nl, &s->in_after);
 		if (err) {
 			icsnl_perror(nl, cmds[k]->name, err);
@@ -1479,15 +1484,17 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 /*
  * @d becomes @now with its counters' change since @then. A reset (icsctl
  * reset) in between zeroed the instance's counters, channels' and nodes':
- * then their values now are the change (the reset's age is shorter than
- * the time between the readings; 5 ms of slack for its rounding). Links
- * and members keep theirs; a counter of theirs that went down belongs to
- * a link or member that began again.
+ * then their values now are the change. Without one, the counters' age
+ * grew by at least the time from the end of the instance's first reading
+ * to the start of its second (ages are whole ms: 2 ms of slack); less
+ * means a reset. Links and members keep their counters; one of theirs
+ * that went down belongs to a link or member that began again.
  */
 static void snap_delta(struct snap *d, const struct snap *now, const struct snap *then)
 {
-	uint64_t apart_ms = (now->mono_ns - then->mono_ns) / 1000000;
-	bool reset = now->in.reset_age_ms + 5 < then->in.reset_age_ms + apart_ms;
+	uint64_t apart_ms = now->mono_before_ns > then->mono_ns ?
+			    (now->mono_before_ns - then->mono_ns) / 1000000 : 0;
+	bool reset = now->in.reset_age_ms + 2 < then->in.reset_age_ms + apart_ms;
 
 	*d = *now;
 	if (!reset) {
@@ -1559,7 +1566,8 @@ static uint64_t sleep_next(uint64_t t0, uint64_t n, uint32_t interval)
  * The reports: once, or every o->interval seconds, the first (unless -y or
  * -r) of the totals, the others of what changed since the reading before.
  * A reading that fails after the first is reported and skipped: the next
- * one is compared with the last that worked (and says how long that was).
+ * one, on a new netlink socket (the module may have been loaded again), is
+ * compared with the last that worked (and says how long that was).
  * SIGINT and SIGTERM end the run after the report being written; the exit
  * status is 1 if a reading failed.
  */
@@ -1602,13 +1610,15 @@ static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 		tmp = then;
 		then = now;
 		now = tmp;
-		if (snap_read(nl, cmds, n, now)) {
+		if ((!nl->sk && icsnl_open(nl)) || snap_read(nl, cmds, n, now)) {
 			/* keep the last reading that worked; this slot has no report */
 			tmp = then;
 			then = now;
 			now = tmp;
 			failed = 1;
 			printed++;
+			/* a module loaded again has its family anew: look it up again */
+			icsnl_close(nl);
 			continue;
 		}
 		snap_delta(d, now, then);
