@@ -441,6 +441,8 @@ interval_outlives_reload()
 	# "module not loaded" or "no ics instance" until it is back and bound
 	grep -qv '^icstat: ' "$out.err" &&
 		{ fail "stderr, not one line a failure: $(head -n 3 "$out.err")"; return 1; }
+	assert_eq "the first failed reading" "icstat: channels: the ics module went away (unloaded)" \
+		"$(head -n 1 "$out.err")"
 	assert_eq "CFS messages sent in the intervals" 4 "$(python3 -S -c '
 import json, sys
 reps = [json.loads(l) for l in open(sys.argv[1])]

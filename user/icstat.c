@@ -239,6 +239,18 @@ static uint64_t delta(uint64_t now, uint64_t then)
 	return now >= then ? now - then : now;
 }
 
+/*
+ * An error of a request: ics sends no ENOENT, genetlink does for a family
+ * id it no longer has, so then the module went away after icstat found it.
+ */
+static void request_err(const struct icsnl *nl, const char *ctx, int err)
+{
+	if (err == -ENOENT)
+		icsnl_err("%s: the ics module went away (unloaded)", ctx);
+	else
+		icsnl_perror(nl, ctx, err);
+}
+
 /* Dump cmd into arg: 0, or the error after printing it with context ctx. */
 static int dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t len,
 		const char *ctx)
@@ -246,7 +258,7 @@ static int dump(struct icsnl *nl, uint8_t cmd, icsnl_cb_t cb, void *arg, size_t 
 	int err = icsnl_dump(nl, cmd, cb, arg, len);
 
 	if (err)
-		icsnl_perror(nl, ctx, err);
+		request_err(nl, ctx, err);
 	return err;
 }
 
@@ -1430,7 +1442,7 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 	s->mono_before_ns = icsnl_monotonic_ns();
 	err = ics_get_instance(nl, &s->in);
 	if (err) {
-		icsnl_perror(nl, cmds[0]->name, err);
+		request_err(nl, cmds[0]->name, err);
 		return -1;
 	}
 	if (s->in.state == ICS_STATE_UNUSED) {
