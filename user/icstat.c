@@ -96,6 +96,7 @@ struct rep {
 	const struct snap *s;
 	uint64_t n;		/* 0: totals since load or reset, else the interval's number */
 	bool after_dumps;	/* a command before this one dumped channels, nodes... */
+	uint64_t shown;		/* readings reported so far */
 	double secs;		/* the interval's length, as measured */
 	double elapsed;		/* seconds from the first reading to this one */
 	char time[40];		/* this reading's wall-clock time, ISO 8601 */
@@ -1485,7 +1486,7 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 		}
 		err = ics_get_instance(nl, &s->in_after);
 		if (err) {
-			icsnl_perror(nl, cmds[k]->name, err);
+			request_err(nl, cmds[k]->name, err);
 			return -1;
 		}
 		break;
@@ -1527,7 +1528,7 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 	icsnl_fmt_iso8601(r->time, sizeof(r->time), &r->s->real);
 	if (o->interval && !o->fmt.json && !o->csv) {
 		/* vmstat's layout: a heading per report, a blank line between them */
-		if (r->n > 1 || (r->n == 1 && !o->no_totals))
+		if (r->shown)
 			putchar('\n');
 		if (!r->n)
 			printf("Totals since load or reset (%s ago) at %s",
@@ -1550,6 +1551,7 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 		cmds[k]->report(r);
 		r->after_dumps |= cmds[k]->need != 0;
 	}
+	r->shown++;
 }
 
 /*
