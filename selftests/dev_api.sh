@@ -391,7 +391,7 @@ paused_of() { echo $(($(link_get "$1" "$2" peer_paused) & $3)); }	# NS NODE MASK
 
 two_held_run()
 {
-	local d=$ICS_TMP/two ch bits=0 pids=() p q max
+	local d=$ICS_TMP/two ch bits=0 pids=() p q max rc=0
 	rm -rf "$d" && mkdir "$d" || return 1
 	for ch in TEST DLM; do
 		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
@@ -411,27 +411,35 @@ two_held_run()
 	q=$(link_get "$NS_A" 2 queued_bytes)
 	max=$(cat $PARAMS/link_queue_max)
 	echo "# node 1 holds $q bytes for TEST and DLM; link_queue_max $max"
-	[ $((q + (256 << 10) + 64)) -gt "$max" ] ||
-		{ fail "held $q: a 256 KiB message fits even counting them"; return 1; }
-	assert_eq "channels paused" $bits "$(link_get "$NS_A" 2 peer_paused)" ||
-		return 1
-	send_json "$NS_A" 2 CFS 256k 8 "$ICS_TMP/cfs2.json" --wait --timeout 30000 ||
-		{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
-	assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" ||
-		return 1
+	# How much stays queued depends on how much node 2 took before it
+	# paused: when a 256 KiB message would fit anyway, the case proves
+	# nothing and says so (the readers are let go all the same).
+	if [ $((q + (256 << 10) + 64)) -gt "$max" ]; then
+		assert_eq "channels paused" $bits "$(link_get "$NS_A" 2 peer_paused)" ||
+			return 1
+		send_json "$NS_A" 2 CFS 256k 8 "$ICS_TMP/cfs2.json" --wait --timeout 30000 ||
+			{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
+		assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" ||
+			return 1
+	else
+		echo "# held $q only: a 256 KiB message fits even counting them; not shown this run"
+		rc=4
+	fi
 	for ch in TEST DLM; do
 		mv "$d/n.$ch" "$d/go.$ch"
 	done
 	for p in "${pids[@]}"; do
 		wait "$p" || return 1
 	done
-	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused || return 1
+	return $rc
 }
 
 two_held()
 {
 	local rc=0
-	two_held_run || rc=1
+	two_held_run || rc=$?
+	[ $rc = 4 ] || [ $rc = 0 ] || rc=1
 	# after a failure, no reader or writer left bound for the cases after
 	if pkill -f "ics_dev.py (stall|flood)"; then
 		wait_eq 10 0 "readers and writers of this case gone" \
