@@ -152,6 +152,7 @@ static int ics_nl_get_instance(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, ICS_A_HEARTBEAT_MS, READ_ONCE(in->hb_ms)) ||
 	    nla_put_u32(msg, ICS_A_HEARTBEAT_MISSES, READ_ONCE(in->hb_misses)) ||
 	    nla_put_u32(msg, ICS_A_VOTES, READ_ONCE(in->votes)) ||
+	    nla_put_u32(msg, ICS_A_EXPECTED_VOTES_CFG, READ_ONCE(in->expected_cfg)) ||
 	    nla_put_u32(msg, ICS_A_LINK_TIMEOUT_MS, ics_link_timeout_ms) ||
 	    nla_put_u32(msg, ICS_A_LINK_WINDOW, ics_window_frames()) ||
 	    nla_put_u64_64bit(msg, ICS_A_RESET_AGE_MS, ics_ms_since(READ_ONCE(in->reset_time)),

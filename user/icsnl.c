@@ -786,6 +786,7 @@ static int instance_cb(struct nlattr **tb, void *arg)
 	get_u32(tb[ICS_A_HEARTBEAT_MISSES], &in->heartbeat_misses);
 	get_u32(tb[ICS_A_VOTES], &in->votes);
 	get_u32(tb[ICS_A_EXPECTED_VOTES], &in->expected_votes);
+	get_u32(tb[ICS_A_EXPECTED_VOTES_CFG], &in->expected_votes_cfg);
 	get_u32(tb[ICS_A_CURRENT_VOTES], &in->current_votes);
 	get_u32(tb[ICS_A_QUORUM], &in->quorum);
 	get_u32(tb[ICS_A_GENERATION], &in->generation);
@@ -1085,6 +1086,8 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		show_u64(j, fmt, "heartbeat_misses", in->heartbeat_misses, false);
 	if (have(in, ICS_A_VOTES))
 		show_u64(j, fmt, "votes", in->votes, false);
+	if (have(in, ICS_A_EXPECTED_VOTES_CFG))
+		show_u64(j, fmt, "expected_votes_cfg", in->expected_votes_cfg, false);
 	if (have(in, ICS_A_GENERATION))
 		show_u64(j, fmt, "generation", in->generation, false);
 	if (have(in, ICS_A_CURRENT_VOTES))

@@ -149,6 +149,7 @@ struct ics_instance {
 	uint32_t ifindex, node_id, cluster_id, mtu, msg_max, heartbeat_ms, heartbeat_misses;
 	uint32_t link_timeout_ms, link_window;
 	uint32_t votes, expected_votes, current_votes, quorum, generation, incarnation;
+	uint32_t expected_votes_cfg;	/* ICS_A_EXPECTED_VOTES_CFG: as set, 0: the most seen */
 	bool has_quorum;
 	uint8_t auth_mode, key_tx;	/* ICS_A_AUTH_MODE, ICS_A_KEY_TX */
 	unsigned int nkeys;		/* ICS_A_KEYS: only for a netns admin */

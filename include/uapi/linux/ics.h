@@ -37,6 +37,8 @@
  *     ICS_A_HEARTBEAT_MISSES: u32, a member silent for this many of its
  *       heartbeat intervals is declared down
  *     ICS_A_VOTES: u32, this member's quorum votes (0 or 1)
+ *     ICS_A_EXPECTED_VOTES_CFG: u32, expected votes as configured (SET_INSTANCE;
+ *       0: only what was seen)
  *     ICS_A_EXPECTED_VOTES: u32, expected votes now: the configured  \
  *       value, raised to the most votes present at once since bind    |
  *     ICS_A_CURRENT_VOTES: u32, votes of the members present (ours   |
@@ -594,6 +596,7 @@ enum ics_attr {
 	ICS_A_KEY_TX,		/* u8: the id of the key we sign with, 0: none */
 	ICS_A_AUTH_MODE,	/* u8: enum ics_auth_mode */
 	ICS_A_KEYS,		/* nest of ICS_KEY_A_KEY: enum ics_key_attr */
+	ICS_A_EXPECTED_VOTES_CFG,	/* u32 */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
