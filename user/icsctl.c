@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <dirent.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,7 +24,10 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
+#include "icsconf.h"
 #include "icsnl.h"
+
+#define ICS_KEYDIR	"/etc/ics/keys"
 
 static void usage(FILE *f)
 {
@@ -55,6 +61,13 @@ static void usage(FILE *f)
 		"                                   it; mode 600) under ID 1..255\n"
 		"  key use ID                       sign frames with key ID (0: none)\n"
 		"  key del ID                       remove key ID (not the one in use)\n"
+		"  showconf [keydir DIR]            the configuration as a file for setconf;\n"
+		"                                   key files are looked up by fingerprint in\n"
+		"                                   DIR (default " ICS_KEYDIR ")\n"
+		"  setconf [--check] FILE           apply the configuration in FILE (- for\n"
+		"                                   stdin), binding last if unbound; a bad\n"
+		"                                   line is named and nothing changes;\n"
+		"                                   --check: read FILE only\n"
 		"  test attach CHANNEL... | all | none\n"
 		"                                   channels the test service ics_test.ko\n"
 		"                                   receives on from now on (all: but CNX)\n"
@@ -381,8 +394,6 @@ static int cmd_prio(int argc, char **argv)
 	return run("prio", msg, NULL, NULL);
 }
 
-static const char *const auth_modes[] = { "off", "accept", "require" };
-
 static int cmd_set(int argc, char **argv)
 {
 	static const char *const keys[] = { "heartbeat", "misses", "votes", "expected", "auth",
@@ -402,8 +413,8 @@ static int cmd_set(int argc, char **argv)
 	if (!vals[0] && !vals[1] && !vals[2] && !vals[3] && !vals[4])
 		icsnl_usage_err("set: nothing to set (heartbeat MS, misses N, votes V, expected N, auth MODE)");
 	if (vals[4]) {
-		for (k = 0; k < (int)ARRAY_SIZE(auth_modes); k++)
-			if (!strcmp(vals[4], auth_modes[k]))
+		for (k = 0; k < (int)ARRAY_SIZE(ics_auth_modes); k++)
+			if (!strcmp(vals[4], ics_auth_modes[k]))
 				mode = k;
 		if (mode < 0)
 			icsnl_usage_err("set: auth \"%s\": off, accept or require", vals[4]);
@@ -443,52 +454,15 @@ static uint8_t arg_key_id(const char *cmd, const char *s, unsigned int lo)
 	return id;
 }
 
-/*
- * The key in @path: its base64, as `key gen` prints it (a newline after it
- * allowed); nothing else, so that a passphrase is not taken for a key. A
- * file that group or others may access is refused, as is one that is not
- * a regular file.
- */
+/* The key in @path (ics_key_file_read()), or -1 after saying why. */
 static int key_read(const char *path, uint8_t *key)
 {
-	char buf[64];
-	struct stat st;
-	ssize_t n;
-	int fd, err = -1;
+	char why[PATH_MAX + 128];
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st)) {
-		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "icsctl: key add: %s: not a regular file\n", path);
-		goto out;
-	}
-	if (st.st_mode & 077) {
-		fprintf(stderr, "icsctl: key add: %s: group or others may access it (chmod 600)\n",
-			path);
-		goto out;
-	}
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0) {
-		fprintf(stderr, "icsctl: key add: %s: %s\n", path, strerror(errno));
-		goto out;
-	}
-	if (n > 0 && buf[n - 1] == '\n')
-		n--;
-	err = icsnl_key_from_b64(buf, n, key);
-	if (err)
-		fprintf(stderr, "icsctl: key add: %s: not a key (the base64 of %d bytes, as key gen prints)\n",
-			path, ICS_KEY_LEN);
-out:
-	explicit_bzero(buf, sizeof(buf));
-	close(fd);
-	return err;
+	if (!ics_key_file_read(path, key, why, sizeof(why)))
+		return 0;
+	icsnl_err("key add: %s", why);
+	return -1;
 }
 
 static int key_gen(int argc, char **argv)
@@ -576,6 +550,459 @@ static int cmd_key(int argc, char **argv)
 		if (!strcmp(argv[0], sub[k].name))
 			return sub[k].fn(argc - 1, argv + 1);
 	icsnl_usage_err("key: unknown command \"%s\" (try \"icsctl help\")", argv[0]);
+}
+
+/* Lasting configuration: showconf and setconf (icsctl(8), CONFIGURATION FILE). */
+
+/* Each channel's send priority, from ICS_CMD_GET_CHANNELS. */
+struct chan_prios {
+	bool have[ICS_CHANNELS];
+	uint8_t prio[ICS_CHANNELS];
+};
+
+static int prio_cb(struct nlattr **tb, void *arg)
+{
+	struct nlattr *t[ICS_CHAN_A_MAX + 1];
+	struct chan_prios *cp = arg;
+	uint32_t id;
+
+	if (!tb[ICS_A_CHANNEL] ||
+	    nla_parse_nested(t, ICS_CHAN_A_MAX, tb[ICS_A_CHANNEL], NULL) < 0 ||
+	    !t[ICS_CHAN_A_ID] || nla_len(t[ICS_CHAN_A_ID]) < 4)
+		return -EPROTO;
+	id = nla_get_u32(t[ICS_CHAN_A_ID]);
+	if (id < ICS_CHANNELS && t[ICS_CHAN_A_PRIO] && nla_len(t[ICS_CHAN_A_PRIO]) >= 1) {
+		cp->have[id] = true;
+		cp->prio[id] = nla_get_u8(t[ICS_CHAN_A_PRIO]);
+	}
+	return 0;
+}
+
+/* The instance and its channels' priorities: 0, or 1 after saying why. */
+static int conf_get(const char *name, struct ics_instance *in, struct chan_prios *cp)
+{
+	int err, i;
+
+	nl_open(icsnl_open);
+	err = ics_get_instance(&nl, in);
+	if (!err)
+		err = icsnl_dump(&nl, ICS_CMD_GET_CHANNELS, prio_cb, cp, sizeof(*cp));
+	if (err) {
+		icsnl_perror(&nl, name, err);
+		return 1;
+	}
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		if (!cp->have[i]) {
+			icsnl_err("%s: the kernel gave no priority for channel %s", name,
+				  ics_channel_names[i]);
+			return 1;
+		}
+	}
+	if (!(in->have & 1ULL << ICS_A_KEYS)) {
+		icsnl_err("%s: %s", name, in->have & 1ULL << ICS_A_EXPECTED_VOTES_CFG ?
+			  "the instance's keys are shown to its netns admin only (need CAP_NET_ADMIN)" :
+			  "this ics.ko is older than icsctl (no expected_votes_cfg)");
+		return 1;
+	}
+	return 0;
+}
+
+static bool bound(const struct ics_instance *in)
+{
+	return in->have & 1ULL << ICS_A_IFNAME;
+}
+
+/* The first file in @dir (by name) holding the key of fingerprint @fpr. */
+static bool key_file_find(const char *dir, const uint8_t *fpr, char *path, size_t len)
+{
+	uint8_t key[ICS_KEY_LEN], kfpr[ICS_KEY_FPR_LEN];
+	struct dirent **ents;
+	char why[PATH_MAX + 128];
+	bool found = false;
+	int i, n;
+
+	n = scandir(dir, &ents, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		if (!found && ents[i]->d_name[0] != '.' &&
+		    snprintf(path, len, "%s/%s", dir, ents[i]->d_name) < (int)len &&
+		    !ics_key_file_read(path, key, why, sizeof(why))) {
+			ics_key_fingerprint(key, kfpr);
+			found = !memcmp(kfpr, fpr, sizeof(kfpr));
+		}
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+	explicit_bzero(key, sizeof(key));
+	return found;
+}
+
+/*
+ * The configuration as a file setconf reads, in an order that also works
+ * line by line as icsctl commands: a key before its use, the key in use
+ * before an authentication mode that needs it.
+ */
+static int cmd_showconf(int argc, char **argv)
+{
+	static const char *const keys[] = { "keydir", NULL };
+	const char *vals[1] = { NULL }, *dir;
+	char path[PATH_MAX], hex[2 * ICS_KEY_FPR_LEN + 1];
+	struct ics_instance in;
+	struct chan_prios cp;
+	unsigned int i, missing = 0;
+
+	parse_keys("showconf", argc, argv, keys, vals);
+	dir = vals[0] ? vals[0] : ICS_KEYDIR;
+	if (conf_get("showconf", &in, &cp))
+		return 1;
+
+	printf("# ics configuration: icsctl showconf prints it, icsctl setconf applies it\n");
+	if (bound(&in))
+		printf("bind dev %s node %u cluster %u\n", in.ifname, in.node_id, in.cluster_id);
+	else
+		printf("# not bound\n");
+	printf("set heartbeat %u misses %u votes %u expected %u\n", in.heartbeat_ms,
+	       in.heartbeat_misses, in.votes, in.expected_votes_cfg);
+	for (i = 0; i < in.nkeys; i++) {
+		ics_key_fpr_hex(in.keys[i].fpr, hex);
+		if (key_file_find(dir, in.keys[i].fpr, path, sizeof(path))) {
+			printf("key add %u %s\t# fingerprint %s\n", in.keys[i].id, path, hex);
+		} else {
+			printf("# key add %u: no file in %s holds the key of fingerprint %s\n",
+			       in.keys[i].id, dir, hex);
+			missing++;
+		}
+	}
+	printf("key use %u\n", in.key_tx);
+	printf("set auth %s\n", ics_auth_mode_name(in.auth_mode));
+	for (i = 0; i < ICS_CHANNELS; i++)
+		printf("prio %s %u\n", ics_channel_names[i], cp.prio[i]);
+	if (!missing)
+		return 0;
+	icsnl_err("showconf: %u of %u keys in no file of %s (mode 600 files only; keydir DIR to look elsewhere)",
+		  missing, in.nkeys, dir);
+	return 1;
+}
+
+/* One change setconf makes, and the one that undoes it. */
+enum conf_op { OP_NONE, OP_BIND, OP_UNBIND, OP_KEY_ADD, OP_KEY_DEL, OP_KEY_USE, OP_SET, OP_PRIO };
+
+struct change {
+	enum conf_op op;
+	int line;			/* of the file, for messages */
+	uint32_t a, b;			/* node, cluster; key id; channel, priority */
+	const char *dev;
+	const uint8_t *key;
+	unsigned int mask;		/* OP_SET: bit CONF_x set */
+	uint32_t set[CONF_SETS];
+};
+
+static struct nl_msg *change_msg(const struct change *c)
+{
+	static const int set_attr[CONF_AUTH] = { ICS_A_HEARTBEAT_MS, ICS_A_HEARTBEAT_MISSES,
+						 ICS_A_VOTES, ICS_A_EXPECTED_VOTES };
+	static const uint8_t cmd[] = {
+		[OP_BIND] = ICS_CMD_BIND, [OP_UNBIND] = ICS_CMD_UNBIND,
+		[OP_KEY_ADD] = ICS_CMD_KEY_ADD, [OP_KEY_DEL] = ICS_CMD_KEY_DEL,
+		[OP_KEY_USE] = ICS_CMD_KEY_USE, [OP_SET] = ICS_CMD_SET_INSTANCE,
+		[OP_PRIO] = ICS_CMD_SET_CHANNEL,
+	};
+	struct nl_msg *msg = icsnl_msg(&nl, cmd[c->op], 0);
+	struct nlattr *nest;
+	int err = 0, k;
+
+	switch (c->op) {
+	case OP_BIND:
+		err = nla_put_string(msg, ICS_A_IFNAME, c->dev) ||
+		      nla_put_u32(msg, ICS_A_NODE_ID, c->a) ||
+		      nla_put_u32(msg, ICS_A_CLUSTER_ID, c->b);
+		break;
+	case OP_KEY_ADD:
+		err = nla_put(msg, ICS_A_KEY, ICS_KEY_LEN, c->key);
+		/* fall through */
+	case OP_KEY_DEL:
+	case OP_KEY_USE:
+		err = err || nla_put_u8(msg, ICS_A_KEY_ID, c->a);
+		break;
+	case OP_SET:
+		for (k = 0; k < CONF_AUTH; k++)
+			if (c->mask & 1U << k)
+				err = err || nla_put_u32(msg, set_attr[k], c->set[k]);
+		if (c->mask & 1U << CONF_AUTH)
+			err = err || nla_put_u8(msg, ICS_A_AUTH_MODE, c->set[CONF_AUTH]);
+		break;
+	case OP_PRIO:
+		nest = nla_nest_start(msg, ICS_A_CHANNEL);
+		err = !nest || nla_put_u32(msg, ICS_CHAN_A_ID, c->a) ||
+		      nla_put_u8(msg, ICS_CHAN_A_PRIO, c->b) || nla_nest_end(msg, nest);
+		break;
+	default:
+		break;
+	}
+	if (err) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static int change_run(const struct change *c)
+{
+	struct nl_msg *msg = change_msg(c);
+
+	return msg ? icsnl_do(&nl, msg, NULL, NULL) : -ENOMEM;
+}
+
+/* Every change of a file is at most: bind, keys, 3 for keys and auth, set, prios, deletions. */
+#define CHANGES_MAX	(1 + ICS_KEYS_MAX + 3 + 1 + ICS_CHANNELS + ICS_KEYS_MAX)
+
+struct plan {
+	const char *file;
+	unsigned int n;
+	struct change todo[CHANGES_MAX], undo[CHANGES_MAX];
+};
+
+static struct change *plan_add(struct plan *p, enum conf_op op, int line, enum conf_op undo)
+{
+	struct change *c = &p->todo[p->n];
+
+	p->undo[p->n] = (struct change){ .op = undo, .line = line };
+	*c = (struct change){ .op = op, .line = line };
+	return &p->todo[p->n++];
+}
+
+static int __attribute__((format(printf, 3, 4)))
+conf_err(const struct plan *p, int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	icsnl_err("setconf: %s:%d: %s (nothing changed)", p->file, line, msg);
+	return 1;
+}
+
+static int plan_keys(struct plan *p, const struct ics_conf *c, const struct ics_instance *in)
+{
+	char have[2 * ICS_KEY_FPR_LEN + 1], want[2 * ICS_KEY_FPR_LEN + 1];
+	unsigned int i, k, fresh = 0;
+	struct change *ch;
+
+	for (i = 0; i < c->nkeys; i++) {
+		for (k = 0; k < in->nkeys && in->keys[k].id != c->keys[i].id; k++)
+			;
+		if (k < in->nkeys) {
+			if (!memcmp(in->keys[k].fpr, c->keys[i].fpr, ICS_KEY_FPR_LEN))
+				continue;
+			ics_key_fpr_hex(in->keys[k].fpr, have);
+			ics_key_fpr_hex(c->keys[i].fpr, want);
+			return conf_err(p, c->keys[i].line,
+					"key %u is installed with another key (fingerprint %s, the file's %s): delete it first (icsctl key del %u) or give the new key a new id",
+					c->keys[i].id, have, want, c->keys[i].id);
+		}
+		fresh++;
+		ch = plan_add(p, OP_KEY_ADD, c->keys[i].line, OP_KEY_DEL);
+		ch->a = p->undo[p->n - 1].a = c->keys[i].id;
+		ch->key = c->keys[i].key;
+	}
+	if (fresh && in->nkeys + fresh > ICS_KEYS_MAX)
+		return conf_err(p, c->key_lines,
+				"%u new keys and %u installed: at most %d (delete one with icsctl key del first)",
+				fresh, in->nkeys, ICS_KEYS_MAX);
+	return 0;
+}
+
+/* Authentication mode and key in use, in an order the kernel accepts. */
+static int plan_auth(struct plan *p, const struct ics_conf *c, const struct ics_instance *in)
+{
+	uint32_t use = c->use_line ? c->use : in->key_tx;
+	uint32_t mode = c->set_line[CONF_AUTH] ? c->set[CONF_AUTH] : in->auth_mode;
+	int use_line = c->use_line ? c->use_line : c->key_lines;
+	unsigned int k;
+	struct change *ch;
+
+	if (c->nkeys && use) {
+		for (k = 0; k < c->nkeys && c->keys[k].id != use; k++)
+			;
+		if (k == c->nkeys)
+			return conf_err(p, c->key_lines,
+					"the key in use, %u, is not among the file's keys: add it or a key use line",
+					use);
+	} else if (use) {
+		for (k = 0; k < in->nkeys && in->keys[k].id != use; k++)
+			;
+		if (k == in->nkeys)
+			return conf_err(p, c->use_line, "key use %u: no key %u is installed", use,
+					use);
+	}
+	if (mode != ICS_AUTH_OFF && !use)
+		return conf_err(p, c->set_line[CONF_AUTH] ? c->set_line[CONF_AUTH] : use_line,
+				"auth %s needs a key in use", ics_auth_modes[mode]);
+	/* off goes before the key it no longer needs; others after their key */
+	if (mode != in->auth_mode && mode == ICS_AUTH_OFF) {
+		ch = plan_add(p, OP_SET, c->set_line[CONF_AUTH], OP_SET);
+		ch->mask = p->undo[p->n - 1].mask = 1U << CONF_AUTH;
+		p->undo[p->n - 1].set[CONF_AUTH] = in->auth_mode;
+	}
+	if (use != in->key_tx) {
+		ch = plan_add(p, OP_KEY_USE, use_line, OP_KEY_USE);
+		ch->a = use;
+		p->undo[p->n - 1].a = in->key_tx;
+	}
+	if (mode != in->auth_mode && mode != ICS_AUTH_OFF) {
+		ch = plan_add(p, OP_SET, c->set_line[CONF_AUTH], OP_SET);
+		ch->mask = p->undo[p->n - 1].mask = 1U << CONF_AUTH;
+		ch->set[CONF_AUTH] = mode;
+		p->undo[p->n - 1].set[CONF_AUTH] = in->auth_mode;
+	}
+	return 0;
+}
+
+/*
+ * What it takes to make the instance what file @c says, and how to undo
+ * each step; 0, or 1 after naming the line that cannot be applied. The
+ * bind comes after the rest, so that the instance joins with its keys,
+ * mode and tunables in place; keys the file does not name are deleted
+ * last, when it names keys.
+ */
+static int conf_plan(struct plan *p, const struct ics_conf *c, const struct ics_instance *in,
+		     const struct chan_prios *cp)
+{
+	const uint32_t cur[CONF_AUTH] = { in->heartbeat_ms, in->heartbeat_misses, in->votes,
+					  in->expected_votes_cfg };
+	struct change *ch = NULL;
+	unsigned int i, k;
+
+	if (c->bind_line && bound(in)) {
+		if (strcmp(in->ifname, c->dev) || in->node_id != c->node ||
+		    in->cluster_id != c->cluster)
+			return conf_err(p, c->bind_line,
+					"the instance is bound to %s as node %u of cluster %u: icsctl unbind first",
+					in->ifname, in->node_id, in->cluster_id);
+	} else if (c->bind_line && !if_nametoindex(c->dev)) {
+		return conf_err(p, c->bind_line, "no network device \"%s\" here", c->dev);
+	}
+	if (plan_keys(p, c, in) || plan_auth(p, c, in))
+		return 1;
+	for (k = 0; k < CONF_AUTH; k++) {
+		if (!c->set_line[k] || c->set[k] == cur[k])
+			continue;
+		if (!ch)
+			ch = plan_add(p, OP_SET, c->set_line[k], OP_SET);
+		ch->mask |= 1U << k;
+		ch->set[k] = c->set[k];
+		p->undo[p->n - 1].mask |= 1U << k;
+		p->undo[p->n - 1].set[k] = cur[k];
+	}
+	for (i = 0; i < ICS_CHANNELS; i++) {
+		if (!c->prio_line[i] || c->prio[i] == cp->prio[i])
+			continue;
+		ch = plan_add(p, OP_PRIO, c->prio_line[i], OP_PRIO);
+		ch->a = p->undo[p->n - 1].a = i;
+		ch->b = c->prio[i];
+		p->undo[p->n - 1].b = cp->prio[i];
+	}
+	if (c->bind_line && !bound(in)) {
+		ch = plan_add(p, OP_BIND, c->bind_line, OP_UNBIND);
+		ch->dev = c->dev;
+		ch->a = c->node;
+		ch->b = c->cluster;
+	}
+	if (!c->nkeys)
+		return 0;
+	for (k = 0; k < in->nkeys; k++) {
+		for (i = 0; i < c->nkeys && c->keys[i].id != in->keys[k].id; i++)
+			;
+		if (i == c->nkeys)
+			plan_add(p, OP_KEY_DEL, c->key_lines, OP_NONE)->a = in->keys[k].id;
+	}
+	return 0;
+}
+
+static const char *const op_names[] = {
+	[OP_BIND] = "bind", [OP_UNBIND] = "unbind", [OP_KEY_ADD] = "key add",
+	[OP_KEY_DEL] = "key del", [OP_KEY_USE] = "key use", [OP_SET] = "set",
+	[OP_PRIO] = "prio",
+};
+
+/*
+ * The plan, in order. When the kernel refuses a step (what the checks
+ * before could not foresee), the steps before it are undone, last first;
+ * only keys deleted (the last steps) cannot come back.
+ */
+static int conf_apply(struct plan *p)
+{
+	unsigned int i, j;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		err = change_run(&p->todo[i]);
+		if (!err)
+			continue;
+		icsnl_err("setconf: %s:%d: %s: %s%s%s", p->file, p->todo[i].line,
+			  op_names[p->todo[i].op], strerror(-err), nl.extack[0] ? ": " : "",
+			  nl.extack);
+		for (j = i; j-- > 0;) {
+			if (p->undo[j].op == OP_NONE)
+				continue;
+			err = change_run(&p->undo[j]);
+			if (err) {
+				icsnl_err("setconf: undoing %s (line %d): %s; the instance is left half changed",
+					  op_names[p->undo[j].op], p->undo[j].line, strerror(-err));
+				return 1;
+			}
+		}
+		if (p->todo[i].op == OP_KEY_DEL)
+			icsnl_err("setconf: the rest of the file was applied");
+		else if (i)
+			icsnl_err("setconf: the %u changes before it were undone", i);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_setconf(int argc, char **argv)
+{
+	static struct ics_conf conf;
+	static struct plan plan;
+	char err[PATH_MAX + 512];
+	struct ics_instance in;
+	struct chan_prios cp;
+	bool check = false;
+	FILE *f;
+	int ret;
+
+	if (argc > 0 && !strcmp(argv[0], "--check")) {
+		check = true;
+		argc--;
+		argv++;
+	}
+	if (argc < 1)
+		icsnl_usage_err("setconf: missing FILE");
+	no_args("setconf", argc - 1, argv + 1);
+	plan.file = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
+	f = strcmp(argv[0], "-") ? fopen(argv[0], "re") : stdin;
+	if (!f) {
+		icsnl_err("setconf: %s: %s", argv[0], strerror(errno));
+		return 1;
+	}
+	ret = ics_conf_read(f, plan.file, &conf, err, sizeof(err));
+	if (f != stdin)
+		fclose(f);
+	if (ret) {
+		icsnl_err("setconf: %s (nothing changed)", err);
+		return 1;
+	}
+	if (check)
+		ret = 0;
+	else if (conf_get("setconf", &in, &cp))
+		ret = 1;
+	else
+		ret = conf_plan(&plan, &conf, &in, &cp) || conf_apply(&plan);
+	explicit_bzero(conf.keys, sizeof(conf.keys));
+	return ret;
 }
 
 /* The test service, ics_test.ko: the "ics_test" family. */
@@ -696,6 +1123,8 @@ static const struct command commands[] = {
 	{ "prio", cmd_prio, false, false },
 	{ "set", cmd_set, false, false },
 	{ "key", cmd_key, false, false },
+	{ "showconf", cmd_showconf, false, false },
+	{ "setconf", cmd_setconf, false, false },
 	{ "test", cmd_test, true, true },	/* each subcommand checks its own */
 };
 

@@ -12,9 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <netlink/msg.h>
 
+#include "blake2s.h"
+#include "icsconf.h"
 #include "icsnl.h"
 
 static int tests, failed;
@@ -844,6 +848,175 @@ static void test_keys(void)
 	}
 }
 
+
+static void hex_of(const uint8_t *b, int len, char *hex)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", b[i]);
+	hex[2 * len] = 0;
+}
+
+static bool memchr_inv(const uint8_t *b, int c, size_t len)
+{
+	while (len--)
+		if (*b++ != c)
+			return true;
+	return false;
+}
+
+/* BLAKE2s against RFC 7693 appendix B and Python's hashlib; the key fingerprint as ics.ko's. */
+static void test_blake2s(void)
+{
+	uint8_t out[32], key[ICS_KEY_LEN], fpr[ICS_KEY_FPR_LEN];
+	char hex[65];
+	int i;
+
+	blake2s(out, 32, "abc", 3, NULL, 0);
+	hex_of(out, 32, hex);
+	str_eq(hex, "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982",
+	       "blake2s: \"abc\" (RFC 7693 appendix B)");
+	blake2s(out, 32, "", 0, NULL, 0);
+	hex_of(out, 32, hex);
+	str_eq(hex, "69217a3079908094e11121d042354a7c1f55b6482ca1a51e1b250dfd1ed0eef9",
+	       "blake2s: empty input");
+	for (i = 0; i < ICS_KEY_LEN; i++)
+		key[i] = i;
+	ics_key_fingerprint(key, fpr);
+	ics_key_fpr_hex(fpr, hex);
+	str_eq(hex, "19767845cf97cbd3", "key fingerprint of bytes 0..31, as ics.ko computes it");
+}
+
+static char conf_dir[64];
+
+/* A mode-@mode key file @name in conf_dir holding bytes @first.. */
+static void conf_key_file(const char *name, int first, mode_t mode)
+{
+	char path[128], text[ICS_KEY_B64_LEN + 1];
+	uint8_t key[ICS_KEY_LEN];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < ICS_KEY_LEN; i++)
+		key[i] = first + i;
+	icsnl_key_to_b64(key, text);
+	snprintf(path, sizeof(path), "%s/%s", conf_dir, name);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) || chmod(path, mode)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* Read @text as a file; @want NULL: accepted, else the start of the error. */
+static int conf_try(const char *text, const char *want, const char *name, struct ics_conf *c)
+{
+	char buf[2048], err[PATH_MAX + 256] = "";
+	FILE *f;
+	int ret;
+
+	/* @text's "%s" is conf_dir */
+	snprintf(buf, sizeof(buf), text, conf_dir, conf_dir, conf_dir, conf_dir, conf_dir);
+	f = fmemopen(buf, strlen(buf), "r");
+	ret = ics_conf_read(f, "t.conf", c, err, sizeof(err));
+	fclose(f);
+	if (want ? ret == 0 || strncmp(err, want, strlen(want)) : ret != 0)
+		printf("# got %d \"%s\"\n", ret, err);
+	result(want ? ret != 0 && !strncmp(err, want, strlen(want)) : ret == 0, name);
+	return ret;
+}
+
+static void test_conf(void)
+{
+	static const struct { const char *text, *want, *why; } bad[] = {
+		{ "bind dev veth0 node 1\nfrob 3\n", "t.conf:2: unknown command \"frob\"",
+		  "an unknown command" },
+		{ "set heartbeat 5\n", "t.conf:1: heartbeat 5 out of range", "heartbeat too short" },
+		{ "set misses\n", "t.conf:1: missing value after \"misses\"", "a missing value" },
+		{ "set votes 2\n", "t.conf:1: votes 2 out of range 0..1", "votes out of range" },
+		{ "set expected 3\n\nset expected 3\n",
+		  "t.conf:3: expected given twice (line 1 first)", "a repeated setting" },
+		{ "set auth maybe\n", "t.conf:1: auth \"maybe\": off, accept or require",
+		  "an unknown mode" },
+		{ "bind dev veth0\n", "t.conf:1: bind: missing \"node N\"", "bind without node" },
+		{ "bind node 1 dev veth0\nbind node 2 dev veth0\n",
+		  "t.conf:2: bind given twice (line 1 first)", "two binds" },
+		{ "bind dev veth0 node 65\n", "t.conf:1: node 65 out of range 1..64",
+		  "node out of range" },
+		{ "prio CFS 8\n", "t.conf:1: prio: invalid priority \"8\"", "priority out of range" },
+		{ "prio FOO 1\n", "t.conf:1: prio: unknown channel \"FOO\"", "unknown channel" },
+		{ "prio cfs 1 # ok\nprio 3 2\n", "t.conf:2: prio of CFS given twice (line 1 first)",
+		  "a channel's priority twice, by name and id" },
+		{ "key add 1 %s/k1\nkey add 1 %s/k2\n", "t.conf:2: key 1 added twice (line 1 first)",
+		  "a key id twice" },
+		{ "key add 1 k1\n", "t.conf:1: key add: \"k1\": give the key file's absolute path",
+		  "a relative key path" },
+		{ "key add 1 %s/none\n", "t.conf:1: key add: ", "a missing key file" },
+		{ "key add 1 %s/open\n", "t.conf:1: key add: ", "a key file others may read" },
+		{ "key add 0 %s/k1\n", "t.conf:1: key id 0 out of range 1..255", "key id 0" },
+		{ "key add 1 %s/k1\nkey use 2\n", "t.conf:2: key use 2: the file adds no key 2",
+		  "key use of a key not in the file" },
+		{ "key use 0\nset auth require\n",
+		  "t.conf:2: auth require needs a key in use, and line 1 says key use 0",
+		  "auth on with no key in use" },
+		{ "key add 1 %s/k1\nkey add 2 %s/k2\nkey add 3 %s/k1\nkey add 4 %s/k2\nkey add 5 %s/k1\n",
+		  "t.conf:5: more than 4 keys", "five keys" },
+		{ "key del 1\n", "t.conf:1: key: \"add ID FILE\" or \"use ID\"", "key del" },
+		{ "prio CFS 1 2\n", "t.conf:1: unexpected \"2\"", "a word too many" },
+	};
+	static struct ics_conf c;
+	char name[128];
+	size_t i;
+
+	snprintf(conf_dir, sizeof(conf_dir), "/tmp/ics-conf-XXXXXX");
+	if (!mkdtemp(conf_dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	conf_key_file("k1", 0, 0600);
+	conf_key_file("k2", 100, 0600);
+	conf_key_file("open", 0, 0644);
+
+	if (!conf_try("# a whole file\n"
+		      "bind dev veth0 node 3 cluster 7\n"
+		      "set heartbeat 100 misses 4 votes 1 expected 3\n"
+		      "  key add 2 %s/k2\t# comment\n"
+		      "key add 1 %s/k1\n"
+		      "key use 2\n"
+		      "set auth require\n"
+		      "prio CFS 7\n"
+		      "prio 0 1\n", NULL, "conf: a whole file is read", &c)) {
+		char hex[2 * ICS_KEY_FPR_LEN + 1];
+
+		ics_key_fpr_hex(c.keys[1].fpr, hex);
+		result(c.bind_line == 2 && !strcmp(c.dev, "veth0") && c.node == 3 &&
+		       c.cluster == 7 && c.set[CONF_HEARTBEAT] == 100 && c.set[CONF_MISSES] == 4 &&
+		       c.set[CONF_VOTES] == 1 && c.set[CONF_EXPECTED] == 3 &&
+		       c.set[CONF_AUTH] == ICS_AUTH_REQUIRE && c.set_line[CONF_AUTH] == 7 &&
+		       c.nkeys == 2 && c.keys[0].id == 2 && c.keys[0].line == 4 &&
+		       c.key_lines == 4 && c.use == 2 && c.use_line == 6 &&
+		       !strcmp(hex, "19767845cf97cbd3") && c.prio[ICS_CH_CFS] == 7 &&
+		       c.prio_line[ICS_CH_CFS] == 8 && c.prio[0] == 1 && !c.prio_line[1],
+		       "conf: a whole file: every value and line, key 1's fingerprint");
+	}
+	conf_try("", NULL, "conf: an empty file is read", &c);
+	result(!c.bind_line && !c.nkeys && !c.use_line, "conf: an empty file sets nothing");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(name, sizeof(name), "conf: refused with its line: %s", bad[i].why);
+		conf_try(bad[i].text, bad[i].want, name, &c);
+	}
+	for (i = 0; i < ARRAY_SIZE(c.keys); i++)
+		if (memchr_inv(c.keys[i].key, 0, ICS_KEY_LEN))
+			break;
+	result(i == ARRAY_SIZE(c.keys), "conf: a refused file leaves no key material behind");
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s/%s", conf_dir, (const char *[]){ "k1", "k2", "open" }[i]);
+		unlink(name);
+	}
+	rmdir(conf_dir);
+}
+
 static void test_msgs(void)
 {
 	msg_eq(3, ICS_CH_TEST, 40, ICS_TEST_OP_ECHO, 7, 100,
@@ -857,6 +1030,8 @@ int main(void)
 	printf("TAP version 13\n");
 
 	test_keys();
+	test_blake2s();
+	test_conf();
 
 	count(0, false, "0");
 	count(999, false, "999");
