@@ -44,7 +44,7 @@ setup()
 		in_ns "$ns" icsctl key add 1 "$KEYS/one.key" &&
 			in_ns "$ns" icsctl key add 2 "$KEYS/two.key" &&
 			in_ns "$ns" icsctl key use 2 && in_ns "$ns" icsctl set auth require &&
-			in_ns "$ns" icsctl set misses 5 expected 2 &&
+			in_ns "$ns" icsctl set misses 5 expected 1 &&
 			in_ns "$ns" icsctl prio CFS 6 && in_ns "$ns" icsctl prio DLM 0 || return 1
 	done
 	in_ns "$NS_A" icsctl set heartbeat 250000 || return 1
@@ -60,8 +60,7 @@ showconf_prints()
 	f1=$(in_ns "$NS_A" icstat -j show | jget 'j["keys"][0]["fingerprint"]')
 	f2=$(in_ns "$NS_A" icstat -j show | jget 'j["keys"][1]["fingerprint"]')
 	printf '%s\n' "# ics configuration: icsctl showconf prints it, icsctl setconf applies it" \
-		"bind dev veth0 node 1 cluster 0" \
-		"set heartbeat 250000 misses 5 votes 1 expected 2" \
+		"set heartbeat 250000 misses 5 votes 1 expected 1" \
 		"key add 1 $KEYS/one.key	# fingerprint $f1" \
 		"key add 2 $KEYS/two.key	# fingerprint $f2" \
 		"key use 2" "set auth require" > "$ICS_TMP/want"
@@ -69,15 +68,23 @@ showconf_prints()
 	for i in "${!ICS_CHANNELS[@]}"; do
 		echo "prio ${ICS_CHANNELS[i]} ${prios[i]}"
 	done >> "$ICS_TMP/want"
+	echo "bind dev veth0 node 1 cluster 0" >> "$ICS_TMP/want"
 	diff "$ICS_TMP/want" "$ICS_TMP/a.conf" | sed 's/^/#   /' | head -n 30
 	cmp -s "$ICS_TMP/want" "$ICS_TMP/a.conf" || { fail "showconf is not the configuration"; return 1; }
 	showconf "$NS_B" > "$ICS_TMP/b.conf" && showconf "$NS_C" > "$ICS_TMP/c.conf" || return 1
 	grep -qx '# not bound' "$ICS_TMP/c.conf" || { fail "fresh instance: no '# not bound'"; return 1; }
-	# A key no file holds: said, and the exit status says the file is short.
-	expect_err 1 "icsctl: showconf: 2 of 2 keys in no file of /nonexistent \(mode 600 files only; keydir DIR to look elsewhere\)" \
+	# A key no file holds: said, in a line setconf refuses, so that a file
+	# saved regardless cannot delete the key; the exit status says so too.
+	mkdir -m 700 "$ICS_TMP/other" && cp -p "$KEYS/two.key" "$ICS_TMP/other/" || return 1
+	expect_err 1 "icsctl: showconf: 1 of 2 keys in no file of $ICS_TMP/other \(mode 600 files only; keydir DIR to look elsewhere\)" \
+		in_ns "$NS_A" icsctl showconf keydir "$ICS_TMP/other" || return 1
+	grep -qx "key add 1 ?	# no file in $ICS_TMP/other holds the key of fingerprint $f1" "$ICS_TMP/out" ||
+		{ fail "no refusable line for the missing key file: $(grep 'key add 1' "$ICS_TMP/out")"; return 1; }
+	cp "$ICS_TMP/out" "$ICS_TMP/short.conf"
+	expect_err 1 "icsctl: setconf: $ICS_TMP/short.conf:3: key add 1: no file for this key \(showconf found none\) \(nothing changed\)" \
+		in_ns "$NS_A" icsctl setconf "$ICS_TMP/short.conf" || return 1
+	expect_err 1 "icsctl: showconf: key directory /nonexistent: No such file or directory" \
 		in_ns "$NS_A" icsctl showconf keydir /nonexistent || return 1
-	grep -q '^# key add 2: no file in /nonexistent holds the key of fingerprint ' "$ICS_TMP/out" ||
-		{ fail "no comment for the missing key file"; return 1; }
 	expect_err 1 "icsctl: showconf: the instance's keys are shown to its netns admin only \(need CAP_NET_ADMIN\)" \
 		in_ns "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups icsctl showconf
 }
@@ -94,24 +101,39 @@ setconf_restores()
 	assert_eq "node 2 after its NIC went" unbound "$s" || return 1
 	in_ns "$NS_A" icsctl setconf "$ICS_TMP/a.conf" && in_ns "$NS_B" icsctl setconf "$ICS_TMP/b.conf" ||
 		return 1
+	ics_model reachable 30 "$NS_A:2" "$NS_B:1" || return 1
 	conf_same "node 1, a fresh instance" "$NS_A" "$ICS_TMP/a.conf" &&
 		conf_same "node 2, unbound" "$NS_B" "$ICS_TMP/b.conf" || return 1
-	ics_model reachable 30 "$NS_A:2" "$NS_B:1" || return 1
 	ics_send "$NS_A" 1 2 CFS 3000 5 --wait || return 1
 	s=$(stat_get "$NS_B" rx_auth_bad)
 	assert_eq "frames failing authentication at node 2" 0 "$s"
 }
 
-# Applying the file again changes nothing: not the membership generation
-# either (an expected-votes write would clear the votes seen).
+# Applying the file again changes nothing (-v prints each change made); a
+# changed line changes that alone.
 setconf_again()
 {
-	local g1 g2
-	g1=$(show_get "$NS_A" generation)
-	in_ns "$NS_A" icsctl setconf "$ICS_TMP/a.conf" || return 1
-	g2=$(show_get "$NS_A" generation)
-	assert_eq "generation after setconf of the same file" "$g1" "$g2" &&
-		conf_same "setconf twice" "$NS_A" "$ICS_TMP/a.conf"
+	local out
+	out=$(in_ns "$NS_A" icsctl setconf -v "$ICS_TMP/a.conf") || return 1
+	assert_eq "changes made by setconf of the same file" "" "$out" &&
+		conf_same "setconf twice" "$NS_A" "$ICS_TMP/a.conf" || return 1
+	sed 's/^prio CFS 6$/prio CFS 2/; s/ misses 5 / misses 4 /' "$ICS_TMP/a.conf" > "$ICS_TMP/a2.conf" &&
+		out=$(in_ns "$NS_A" icsctl setconf -v "$ICS_TMP/a2.conf") || return 1
+	assert_eq "changes made by setconf of two changed lines" "set misses 4
+prio CFS 2" "$out" && out=$(in_ns "$NS_A" icsctl setconf -v "$ICS_TMP/a.conf") &&
+		conf_same "setconf back" "$NS_A" "$ICS_TMP/a.conf"
+}
+
+# A file that lists keys: the others are deleted (after the key in use is
+# one of its), which retires a key by deleting its line; then back.
+keys_retired()
+{
+	grep -v '^key add 1 ' "$ICS_TMP/b.conf" > "$ICS_TMP/b1.conf" &&
+		in_ns "$NS_B" icsctl setconf "$ICS_TMP/b1.conf" || return 1
+	assert_eq "node 2's keys" "[2]" "$(in_ns "$NS_B" icstat -j show | jget '[k["id"] for k in j["keys"]]')" &&
+		conf_same "key 1 retired" "$NS_B" "$ICS_TMP/b1.conf" || return 1
+	ics_send "$NS_A" 1 2 CFS 100 3 --wait && in_ns "$NS_B" icsctl setconf "$ICS_TMP/b.conf" &&
+		conf_same "key 1 back" "$NS_B" "$ICS_TMP/b.conf"
 }
 
 # bad_file NS LINE-REGEX TEXT: setconf of TEXT is refused, naming its line,
@@ -203,6 +225,8 @@ usage_errors()
 {
 	expect_err 2 'icsctl: setconf: missing FILE' icsctl setconf || return 1
 	expect_err 2 'icsctl: setconf: unexpected argument "b"' icsctl setconf a b || return 1
+	expect_err 2 'icsctl: setconf: unknown option "-x" \(--check, -v\)' icsctl setconf -x a ||
+		return 1
 	expect_err 1 'icsctl: setconf: /nonexistent.conf: No such file or directory' \
 		icsctl setconf /nonexistent.conf || return 1
 	expect_err 2 'icsctl: showconf: unknown argument "x" \(try "icsctl help"\)' icsctl showconf x ||
@@ -217,6 +241,7 @@ case_add "showconf: the configuration as commands, keys by their files; what it 
 case_add "setconf: a fresh instance and an unbound one become what showconf printed; signed traffic" \
 	setconf_restores
 case_add "setconf of the same file again changes nothing" setconf_again
+case_add "a file that lists keys deletes the others" keys_retired
 case_add "a bad file is refused naming its line, and nothing changes" bad_files_refused
 case_add "a step the kernel refuses: every change before it is undone" kernel_refusal_undone
 case_add "ics@.service passes systemd-analyze verify" systemd_unit_verify

@@ -67,6 +67,8 @@ static void compress(uint32_t h[8], const uint8_t block[64], uint64_t t, int las
 	}
 	for (i = 0; i < 8; i++)
 		h[i] ^= v[i] ^ v[i + 8];
+	explicit_bzero(m, sizeof(m));
+	explicit_bzero(v, sizeof(v));
 }
 
 void blake2s(uint8_t *out, size_t outlen, const void *in, size_t inlen, const uint8_t *key,
@@ -99,6 +101,7 @@ void blake2s(uint8_t *out, size_t outlen, const void *in, size_t inlen, const ui
 		digest[4 * i + 3] = h[i] >> 24;
 	}
 	memcpy(out, digest, outlen);
-	memset(block, 0, sizeof(block));
-	memset(h, 0, sizeof(h));
+	explicit_bzero(digest, sizeof(digest));
+	explicit_bzero(block, sizeof(block));
+	explicit_bzero(h, sizeof(h));
 }

@@ -51,7 +51,8 @@ int ics_key_file_read(const char *path, uint8_t *key, char *err, size_t errlen)
 	ssize_t n;
 	int fd, ret = -1;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* not to block on a FIFO, nor to take a terminal: regular files only */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -257,6 +258,8 @@ static int read_key(struct reader *r, struct ics_conf *c, char **tok, int n)
 			return bad(r, "key %u added twice (line %d first)", id, c->keys[i].line);
 	if (c->nkeys == ICS_KEYS_MAX)
 		return bad(r, "more than %d keys", ICS_KEYS_MAX);
+	if (!strcmp(tok[3], "?"))
+		return bad(r, "key add %u: no file for this key (showconf found none)", id);
 	if (tok[3][0] != '/')
 		return bad(r, "key add: \"%s\": give the key file's absolute path", tok[3]);
 	if (strlen(tok[3]) >= sizeof(k->path))
@@ -287,15 +290,19 @@ int ics_conf_read(FILE *f, const char *name, struct ics_conf *c, char *err, size
 	memset(c, 0, sizeof(*c));
 	while (fgets(buf, sizeof(buf), f)) {
 		r.line++;
-		if (!strchr(buf, '\n') && !feof(f))
-			return bad(&r, "line longer than %d characters", CONF_LINE_MAX);
+		if (!strchr(buf, '\n') && !feof(f)) {
+			ret = bad(&r, "line longer than %d characters", CONF_LINE_MAX);
+			goto fail;
+		}
 		p = strchr(buf, '#');
 		if (p)
 			*p = '\0';
 		n = 0;
 		for (p = strtok_r(buf, " \t\r\n", &save); p; p = strtok_r(NULL, " \t\r\n", &save)) {
-			if (n == CONF_TOKENS)
-				return bad(&r, "more than %d words", CONF_TOKENS);
+			if (n == CONF_TOKENS) {
+				ret = bad(&r, "more than %d words", CONF_TOKENS);
+				goto fail;
+			}
 			tok[n++] = p;
 		}
 		if (!n)
@@ -315,7 +322,7 @@ int ics_conf_read(FILE *f, const char *name, struct ics_conf *c, char *err, size
 			goto fail;
 	}
 	if (ferror(f)) {
-		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		snprintf(err, errlen, "%s: read error", name);
 		goto fail;
 	}
 	if (c->use_line && c->use && c->nkeys) {

@@ -64,10 +64,11 @@ static void usage(FILE *f)
 		"  showconf [keydir DIR]            the configuration as a file for setconf;\n"
 		"                                   key files are looked up by fingerprint in\n"
 		"                                   DIR (default " ICS_KEYDIR ")\n"
-		"  setconf [--check] FILE           apply the configuration in FILE (- for\n"
+		"  setconf [--check] [-v] FILE      apply the configuration in FILE (- for\n"
 		"                                   stdin), binding last if unbound; a bad\n"
 		"                                   line is named and nothing changes;\n"
-		"                                   --check: read FILE only\n"
+		"                                   --check: read FILE only; -v: print\n"
+		"                                   each change made\n"
 		"  test attach CHANNEL... | all | none\n"
 		"                                   channels the test service ics_test.ko\n"
 		"                                   receives on from now on (all: but CNX)\n"
@@ -598,10 +599,14 @@ static int conf_get(const char *name, struct ics_instance *in, struct chan_prios
 			return 1;
 		}
 	}
+	if (!(in->have & 1ULL << ICS_A_EXPECTED_VOTES_CFG)) {
+		icsnl_err("%s: the loaded ics.ko is older than icsctl (it does not report the configured expected votes)",
+			  name);
+		return 1;
+	}
 	if (!(in->have & 1ULL << ICS_A_KEYS)) {
-		icsnl_err("%s: %s", name, in->have & 1ULL << ICS_A_EXPECTED_VOTES_CFG ?
-			  "the instance's keys are shown to its netns admin only (need CAP_NET_ADMIN)" :
-			  "this ics.ko is older than icsctl (no expected_votes_cfg)");
+		icsnl_err("%s: the instance's keys are shown to its netns admin only (need CAP_NET_ADMIN)",
+			  name);
 		return 1;
 	}
 	return 0;
@@ -612,8 +617,12 @@ static bool bound(const struct ics_instance *in)
 	return in->have & 1ULL << ICS_A_IFNAME;
 }
 
-/* The first file in @dir (by name) holding the key of fingerprint @fpr. */
-static bool key_file_find(const char *dir, const uint8_t *fpr, char *path, size_t len)
+/*
+ * The first file in @dir (by name) holding the key of fingerprint @fpr;
+ * not one whose name a configuration line cannot hold (a blank, a '#').
+ * -1 when @dir cannot be read.
+ */
+static int key_file_find(const char *dir, const uint8_t *fpr, char *path, size_t len)
 {
 	uint8_t key[ICS_KEY_LEN], kfpr[ICS_KEY_FPR_LEN];
 	struct dirent **ents;
@@ -622,8 +631,10 @@ static bool key_file_find(const char *dir, const uint8_t *fpr, char *path, size_
 	int i, n;
 
 	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
-		if (!found && ents[i]->d_name[0] != '.' &&
+		if (!found && ents[i]->d_name[0] != '.' && !strpbrk(ents[i]->d_name, " \t#") &&
 		    snprintf(path, len, "%s/%s", dir, ents[i]->d_name) < (int)len &&
 		    !ics_key_file_read(path, key, why, sizeof(why))) {
 			ics_key_fingerprint(key, kfpr);
@@ -631,44 +642,52 @@ static bool key_file_find(const char *dir, const uint8_t *fpr, char *path, size_
 		}
 		free(ents[i]);
 	}
-	if (n >= 0)
-		free(ents);
+	free(ents);
 	explicit_bzero(key, sizeof(key));
 	return found;
 }
 
 /*
- * The configuration as a file setconf reads, in an order that also works
- * line by line as icsctl commands: a key before its use, the key in use
- * before an authentication mode that needs it.
+ * The configuration as a file setconf reads, in setconf's order, which also
+ * works line by line as icsctl commands: a key before its use, the key in
+ * use before an authentication mode that needs it, the binding last. A key
+ * no file holds gets a line setconf refuses ("?" for its file), so that a
+ * file saved regardless cannot delete it.
  */
 static int cmd_showconf(int argc, char **argv)
 {
 	static const char *const keys[] = { "keydir", NULL };
-	const char *vals[1] = { NULL }, *dir;
-	char path[PATH_MAX], hex[2 * ICS_KEY_FPR_LEN + 1];
+	const char *vals[1] = { NULL };
+	char dir[PATH_MAX], path[PATH_MAX], hex[2 * ICS_KEY_FPR_LEN + 1];
 	struct ics_instance in;
 	struct chan_prios cp;
 	unsigned int i, missing = 0;
+	int found;
 
 	parse_keys("showconf", argc, argv, keys, vals);
-	dir = vals[0] ? vals[0] : ICS_KEYDIR;
 	if (conf_get("showconf", &in, &cp))
 		return 1;
+	/* the file names keys by absolute paths */
+	if (in.nkeys && !realpath(vals[0] ? vals[0] : ICS_KEYDIR, dir)) {
+		icsnl_err("showconf: key directory %s: %s", vals[0] ? vals[0] : ICS_KEYDIR,
+			  strerror(errno));
+		return 1;
+	}
 
 	printf("# ics configuration: icsctl showconf prints it, icsctl setconf applies it\n");
-	if (bound(&in))
-		printf("bind dev %s node %u cluster %u\n", in.ifname, in.node_id, in.cluster_id);
-	else
-		printf("# not bound\n");
 	printf("set heartbeat %u misses %u votes %u expected %u\n", in.heartbeat_ms,
 	       in.heartbeat_misses, in.votes, in.expected_votes_cfg);
 	for (i = 0; i < in.nkeys; i++) {
 		ics_key_fpr_hex(in.keys[i].fpr, hex);
-		if (key_file_find(dir, in.keys[i].fpr, path, sizeof(path))) {
+		found = key_file_find(dir, in.keys[i].fpr, path, sizeof(path));
+		if (found < 0) {
+			icsnl_err("showconf: key directory %s: %s", dir, strerror(errno));
+			return 1;
+		}
+		if (found) {
 			printf("key add %u %s\t# fingerprint %s\n", in.keys[i].id, path, hex);
 		} else {
-			printf("# key add %u: no file in %s holds the key of fingerprint %s\n",
+			printf("key add %u ?\t# no file in %s holds the key of fingerprint %s\n",
 			       in.keys[i].id, dir, hex);
 			missing++;
 		}
@@ -677,6 +696,10 @@ static int cmd_showconf(int argc, char **argv)
 	printf("set auth %s\n", ics_auth_mode_name(in.auth_mode));
 	for (i = 0; i < ICS_CHANNELS; i++)
 		printf("prio %s %u\n", ics_channel_names[i], cp.prio[i]);
+	if (bound(&in))
+		printf("bind dev %s node %u cluster %u\n", in.ifname, in.node_id, in.cluster_id);
+	else
+		printf("# not bound\n");
 	if (!missing)
 		return 0;
 	icsnl_err("showconf: %u of %u keys in no file of %s (mode 600 files only; keydir DIR to look elsewhere)",
@@ -927,36 +950,75 @@ static const char *const op_names[] = {
 	[OP_PRIO] = "prio",
 };
 
+/* --verbose: a change as the icsctl command that makes it */
+static void change_print(const struct change *c)
+{
+	int k;
+
+	printf("%s", op_names[c->op]);
+	switch (c->op) {
+	case OP_BIND:
+		printf(" dev %s node %u cluster %u", c->dev, c->a, c->b);
+		break;
+	case OP_KEY_ADD:
+	case OP_KEY_DEL:
+	case OP_KEY_USE:
+		printf(" %u", c->a);
+		break;
+	case OP_SET:
+		for (k = 0; k < CONF_AUTH; k++)
+			if (c->mask & 1U << k)
+				printf(" %s %u", ics_conf_set_keys[k], c->set[k]);
+		if (c->mask & 1U << CONF_AUTH)
+			printf(" auth %s", ics_auth_modes[c->set[CONF_AUTH]]);
+		break;
+	case OP_PRIO:
+		printf(" %s %u", ics_channel_names[c->a], c->b);
+		break;
+	default:
+		break;
+	}
+	putchar('\n');
+}
+
 /*
  * The plan, in order. When the kernel refuses a step (what the checks
  * before could not foresee), the steps before it are undone, last first;
  * only keys deleted (the last steps) cannot come back.
  */
-static int conf_apply(struct plan *p)
+static int conf_apply(struct plan *p, bool verbose)
 {
 	unsigned int i, j;
 	int err;
 
 	for (i = 0; i < p->n; i++) {
 		err = change_run(&p->todo[i]);
-		if (!err)
+		if (!err) {
+			if (verbose)
+				change_print(&p->todo[i]);
 			continue;
-		icsnl_err("setconf: %s:%d: %s: %s%s%s", p->file, p->todo[i].line,
-			  op_names[p->todo[i].op], strerror(-err), nl.extack[0] ? ": " : "",
-			  nl.extack);
+		}
+		icsnl_err("setconf: %s:%d: %s%s: %s%s%s", p->file, p->todo[i].line,
+			  op_names[p->todo[i].op], p->todo[i].op == OP_KEY_DEL ? " of a key not in it" : "",
+			  strerror(-err), nl.extack[0] ? ": " : "", nl.extack);
+		/* the deletions come last: the rest of the file holds, keep it */
+		if (p->todo[i].op == OP_KEY_DEL) {
+			icsnl_err("setconf: the rest of the file was applied; key %u is still installed",
+				  p->todo[i].a);
+			return 1;
+		}
 		for (j = i; j-- > 0;) {
 			if (p->undo[j].op == OP_NONE)
 				continue;
 			err = change_run(&p->undo[j]);
 			if (err) {
-				icsnl_err("setconf: undoing %s (line %d): %s; the instance is left half changed",
-					  op_names[p->undo[j].op], p->undo[j].line, strerror(-err));
+				icsnl_err("setconf: undoing %s (line %d): %s%s%s; the instance is left half changed",
+					  op_names[p->undo[j].op], p->undo[j].line, strerror(-err),
+					  nl.extack[0] ? ": " : "", nl.extack);
 				return 1;
 			}
 		}
-		if (p->todo[i].op == OP_KEY_DEL)
-			icsnl_err("setconf: the rest of the file was applied");
-		else if (i)
+		if (i)
 			icsnl_err("setconf: the %u changes before it were undone", i);
 		return 1;
 	}
@@ -970,14 +1032,17 @@ static int cmd_setconf(int argc, char **argv)
 	char err[PATH_MAX + 512];
 	struct ics_instance in;
 	struct chan_prios cp;
-	bool check = false;
+	bool check = false, verbose = false;
 	FILE *f;
 	int ret;
 
-	if (argc > 0 && !strcmp(argv[0], "--check")) {
-		check = true;
-		argc--;
-		argv++;
+	for (; argc > 0 && argv[0][0] == '-' && argv[0][1]; argc--, argv++) {
+		if (!strcmp(argv[0], "--check"))
+			check = true;
+		else if (!strcmp(argv[0], "-v") || !strcmp(argv[0], "--verbose"))
+			verbose = true;
+		else
+			icsnl_usage_err("setconf: unknown option \"%s\" (--check, -v)", argv[0]);
 	}
 	if (argc < 1)
 		icsnl_usage_err("setconf: missing FILE");
@@ -1000,7 +1065,7 @@ static int cmd_setconf(int argc, char **argv)
 	else if (conf_get("setconf", &in, &cp))
 		ret = 1;
 	else
-		ret = conf_plan(&plan, &conf, &in, &cp) || conf_apply(&plan);
+		ret = conf_plan(&plan, &conf, &in, &cp) || conf_apply(&plan, verbose);
 	explicit_bzero(conf.keys, sizeof(conf.keys));
 	return ret;
 }

@@ -913,16 +913,25 @@ static void conf_key_file(const char *name, int first, mode_t mode)
 static int conf_try(const char *text, const char *want, const char *name, struct ics_conf *c)
 {
 	char buf[2048], err[PATH_MAX + 256] = "";
+	size_t i;
 	FILE *f;
 	int ret;
 
 	/* @text's "%s" is conf_dir */
 	snprintf(buf, sizeof(buf), text, conf_dir, conf_dir, conf_dir, conf_dir, conf_dir);
-	f = fmemopen(buf, strlen(buf), "r");
+	f = fmemopen(buf, strlen(buf) + 1, "r");	/* not 0 bytes; a NUL ends a line */
+	if (!f) {
+		perror("fmemopen");
+		exit(1);
+	}
 	ret = ics_conf_read(f, "t.conf", c, err, sizeof(err));
 	fclose(f);
 	if (want ? ret == 0 || strncmp(err, want, strlen(want)) : ret != 0)
 		printf("# got %d \"%s\"\n", ret, err);
+	/* a refused file leaves no key material behind */
+	for (i = 0; ret && i < ARRAY_SIZE(c->keys); i++)
+		if (memchr_inv(c->keys[i].key, 0, ICS_KEY_LEN))
+			ret = 0;
 	result(want ? ret != 0 && !strncmp(err, want, strlen(want)) : ret == 0, name);
 	return ret;
 }
@@ -964,9 +973,14 @@ static void test_conf(void)
 		  "t.conf:5: more than 4 keys", "five keys" },
 		{ "key del 1\n", "t.conf:1: key: \"add ID FILE\" or \"use ID\"", "key del" },
 		{ "prio CFS 1 2\n", "t.conf:1: unexpected \"2\"", "a word too many" },
+		{ "key add 1 %s/k1\nkey add 2 ?\n",
+		  "t.conf:2: key add 2: no file for this key (showconf found none)",
+		  "a key showconf found no file for" },
+		{ "key add 1 %s/k1\nset a b c d e f g h i j k l m n o p q\n",
+		  "t.conf:2: more than 16 words", "17 words, after a key" },
 	};
 	static struct ics_conf c;
-	char name[128];
+	char name[128], long_line[1100], text[1200];
 	size_t i;
 
 	snprintf(conf_dir, sizeof(conf_dir), "/tmp/ics-conf-XXXXXX");
@@ -1003,13 +1017,15 @@ static void test_conf(void)
 	conf_try("", NULL, "conf: an empty file is read", &c);
 	result(!c.bind_line && !c.nkeys && !c.use_line, "conf: an empty file sets nothing");
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		snprintf(name, sizeof(name), "conf: refused with its line: %s", bad[i].why);
+		snprintf(name, sizeof(name), "conf: refused with its line, no key kept: %s",
+			 bad[i].why);
 		conf_try(bad[i].text, bad[i].want, name, &c);
 	}
-	for (i = 0; i < ARRAY_SIZE(c.keys); i++)
-		if (memchr_inv(c.keys[i].key, 0, ICS_KEY_LEN))
-			break;
-	result(i == ARRAY_SIZE(c.keys), "conf: a refused file leaves no key material behind");
+	memset(long_line, 'x', sizeof(long_line) - 1);
+	long_line[sizeof(long_line) - 1] = '\0';
+	snprintf(text, sizeof(text), "key add 1 %%s/k1\n# %s\n", long_line);
+	conf_try(text, "t.conf:2: line longer than 1024 characters",
+		 "conf: refused with its line, no key kept: a line too long, after a key", &c);
 	for (i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "%s/%s", conf_dir, (const char *[]){ "k1", "k2", "open" }[i]);
 		unlink(name);
