@@ -41,7 +41,8 @@
  *   link->tx_lock      the send side of a link: queues, window, RTT. May be
  *                      taken under any peer->lock (a handler that replies
  *                      from its rcv()), never the other way round.
- *   bind->peers_lock   peer creation (leaf)
+ *   bind->peers_lock   peer creation (leaf; the reset of the tables of a
+ *                      node without a peer, under RTNL)
  * The data path takes one peer's locks and nothing global.
  */
 #ifndef _ICS_INTERNAL_H
@@ -57,6 +58,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/ics.h>
@@ -90,9 +92,39 @@ struct ics_node_stats {
 	u64 rx_bytes;
 };
 
+/*
+ * Data messages per node and channel (GET_PEER_CHANNELS; summed over the
+ * channels, the node counters of GET_NODES), counted where the peer's lock
+ * is held anyway: sends under link.tx_lock (ics_enqueue()), receptions
+ * under peer->lock (ics_deliver()). One writer per direction, so
+ * u64_stats_t (a plain add on 64-bit) needs no seqcount there; netlink
+ * reads without a lock (32-bit could tear a count, as stats.c says); a
+ * reset takes the writer's lock (ics_node_chans_reset()). A direction of
+ * a channel has a cache line of its own (232 bytes, padded to 256), a
+ * direction of all channels one 4 KiB allocation, made with the node's
+ * first peer and kept until netns exit, so the counts survive unbind.
+ */
+struct ics_node_dir {
+	u64_stats_t msgs;
+	u64_stats_t bytes;
+	u64_stats_t hist[ICS_HIST_ROWS];
+} ____cacheline_aligned;
+
+struct ics_node_chans {
+	struct ics_node_dir ch[ICS_CHANNELS];
+};
+
+enum { ICS_TX, ICS_RX };
+
+static_assert(sizeof(struct ics_node_chans) == 4096);
+
+/* A node's tables, by direction; each set once (cmpxchg), NULL before. */
+struct ics_node_tables {
+	struct ics_node_chans *dir[2];
+};
+
 struct ics_stats {
 	struct ics_chan_stats chan[ICS_CHANNELS];
-	struct ics_node_stats node[ICS_MAX_NODES + 1];
 	u64 ctr[__ICS_STAT_LAST];
 };
 
@@ -126,6 +158,7 @@ struct ics_net {
 	 * bound instance or a registered handler touches them unlocked.
 	 */
 	struct ics_stats __percpu *stats;	/* only ever grow */
+	struct ics_node_tables *nodes;	/* [node id] */
 	wait_queue_head_t *tx_wq;	/* [node]: senders waiting for room to it */
 	struct mutex stats_lock;	/* the above's allocation, base, reset_time */
 	struct ics_stats *base;		/* values at the last reset */
@@ -353,6 +386,8 @@ struct ics_peer {
 	u32 incarnation;		/* written under member_lock, lock, link.tx_lock */
 	u8 state;			/* enum ics_member_state, written likewise */
 	spinlock_t lock;		/* receive side, see struct ics_link */
+	/* b->in->nodes[node_id]'s tables, for ics_count_node() */
+	struct ics_node_chans *tx_chans, *rx_chans;
 	struct list_head reasm;
 	unsigned int nr_reasm;
 	bool reasm_large;		/* it has a partial large message */
@@ -544,6 +579,16 @@ static inline void ics_count_dir(struct ics_dir_stats __percpu *d, u32 len)
 	ics_stat_inc(d->hist[ics_row(len)]);
 }
 
+/* A data message to or from a node: under the writer's lock (struct ics_node_dir). */
+static inline void ics_count_node(struct ics_node_dir *d, u32 len)
+{
+#ifndef ICS_NO_STATS
+	u64_stats_inc(&d->msgs);
+	u64_stats_add(&d->bytes, len);
+	u64_stats_inc(&d->hist[ics_row(len)]);
+#endif
+}
+
 /* Serial-number arithmetic on u32 sequence numbers. */
 static inline bool ics_before(u32 a, u32 b)
 {
@@ -632,6 +677,7 @@ int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb);
 /* peer.c */
 struct ics_peer *ics_peer_lookup(struct ics_bind *b, u8 node, const u8 *addr);
 void ics_peers_free(struct ics_bind *b);
+void ics_node_chans_reset(struct ics_net *in);
 
 /* reasm.c */
 struct ics_frag {

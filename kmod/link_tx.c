@@ -808,8 +808,7 @@ static int ics_enqueue(struct ics_net *in, struct ics_msg *m, const struct ics_r
 		list_add_tail(&m->list, &l->q[m->channel].pending);
 		l->queued_msgs++;
 		ics_count_dir(&in->stats->chan[m->channel].tx, m->len);
-		ics_stat_inc(in->stats->node[node].tx_msgs);
-		ics_stat_add(in->stats->node[node].tx_bytes, m->len);
+		ics_count_node(&p->tx_chans->ch[m->channel], m->len);
 		if (in_task() && READ_ONCE(in->prio[m->channel]))
 			WRITE_ONCE(l->push_cpu, raw_smp_processor_id());
 		ics_push_locked(p);

@@ -215,7 +215,11 @@ static int ics_nl_reset(struct sk_buff *skb, struct genl_info *info)
 {
 	struct ics_net *in = ics_nl_net(info);
 
+	/* the tables first: a dump that read them before sees the generation move */
+	rtnl_lock();
+	ics_node_chans_reset(in);
 	ics_stats_reset(in);
+	rtnl_unlock();
 	return 0;
 }
 
@@ -360,6 +364,78 @@ static int ics_nl_put_channel(struct sk_buff *skb, struct ics_net *in, unsigned 
 	return 0;
 }
 
+static void ics_node_dir_read(struct ics_dir_stats *to, const struct ics_node_dir *from)
+{
+	int r;
+
+	to->msgs = u64_stats_read(&from->msgs);
+	to->bytes = u64_stats_read(&from->bytes);
+	for (r = 0; r < ICS_HIST_ROWS; r++)
+		to->hist[r] = u64_stats_read(&from->hist[r]);
+}
+
+/* Node @id's tables of direction @dir, or NULL: nothing counted yet. */
+static const struct ics_node_chans *ics_node_chans(struct ics_net *in, unsigned int id, int dir)
+{
+	struct ics_node_tables *nodes = READ_ONCE(in->nodes);	/* set once, freed at exit */
+
+	return nodes ? READ_ONCE(nodes[id].dir[dir]) : NULL;
+}
+
+/*
+ * Item @i of GET_PEER_CHANNELS: node i / ICS_CHANNELS, channel i %
+ * ICS_CHANNELS, when it has messages. Read without the writers' locks
+ * (struct ics_node_dir): each counter is whole, the row sums and msgs may
+ * be one message apart.
+ */
+static int ics_nl_put_peer_channel(struct sk_buff *skb, struct ics_net *in, unsigned long i,
+				   bool *skip)
+{
+	unsigned int node = i / ICS_CHANNELS, ch = i % ICS_CHANNELS;
+	const struct ics_node_chans *t[2] = { ics_node_chans(in, node, ICS_TX),
+					      ics_node_chans(in, node, ICS_RX) };
+	struct ics_dir_stats d[2] = {};
+	struct nlattr *nest;
+	int dir;
+
+	for (dir = ICS_TX; dir <= ICS_RX; dir++)
+		if (t[dir])
+			ics_node_dir_read(&d[dir], &t[dir]->ch[ch]);
+	*skip = !(d[ICS_TX].msgs | d[ICS_RX].msgs);
+	if (*skip)
+		return 0;
+	if (nla_put_u32(skb, ICS_A_NODE_ID, node))
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, ICS_A_CHANNEL);
+	if (!nest ||
+	    nla_put_u32(skb, ICS_CHAN_A_ID, ch) ||
+	    ics_nl_put_dir(skb, ICS_CHAN_A_TX, &d[ICS_TX]) ||
+	    ics_nl_put_dir(skb, ICS_CHAN_A_RX, &d[ICS_RX]))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* A node's data messages and bytes each way: its channels' sums. */
+static void ics_node_totals(struct ics_net *in, unsigned int id, struct ics_node_stats *ns)
+{
+	const struct ics_node_chans *tx = ics_node_chans(in, id, ICS_TX);
+	const struct ics_node_chans *rx = ics_node_chans(in, id, ICS_RX);
+	int ch;
+
+	memset(ns, 0, sizeof(*ns));
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		if (tx) {
+			ns->tx_msgs += u64_stats_read(&tx->ch[ch].msgs);
+			ns->tx_bytes += u64_stats_read(&tx->ch[ch].bytes);
+		}
+		if (rx) {
+			ns->rx_msgs += u64_stats_read(&rx->ch[ch].msgs);
+			ns->rx_bytes += u64_stats_read(&rx->ch[ch].bytes);
+		}
+	}
+}
+
 /*
  * A node is dumped while it is reachable, or while it has counters: they
  * survive unbinding, like the channels'.
@@ -375,7 +451,7 @@ static int ics_nl_put_node(struct sk_buff *skb, struct ics_net *in, unsigned int
 	u64 heard = 0;
 	u8 rx_key = 0;
 
-	ics_stats_get(in, node[id], &ns);
+	ics_node_totals(in, id, &ns);
 	rcu_read_lock();
 	b = rcu_dereference(in->bind);
 	p = b ? rcu_dereference(b->peers[id]) : NULL;
@@ -568,7 +644,8 @@ static int ics_nl_put_member(struct sk_buff *skb, struct ics_net *in, unsigned i
 }
 
 /*
- * Dumps: cb->args[0] is the next channel or node; cb->seq the instance's
+ * Dumps: cb->args[0] is the next channel, node, or node * ICS_CHANNELS +
+ * channel (GET_PEER_CHANNELS); cb->seq the instance's
  * generation, so a reset, bind or unbind during the dump sets NLM_F_DUMP_INTR
  * (for the members: a change of the view).
  */
@@ -596,6 +673,8 @@ static int ics_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 			err = ics_nl_put_node(skb, in, i, &skip);
 		else if (cmd == ICS_CMD_GET_MEMBERS)
 			err = ics_nl_put_member(skb, in, i, &skip);
+		else if (cmd == ICS_CMD_GET_PEER_CHANNELS)
+			err = ics_nl_put_peer_channel(skb, in, i, &skip);
 		else
 			err = ics_nl_put_link(skb, in, i, &skip);
 		if (err || skip) {
@@ -623,6 +702,12 @@ static int ics_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 static int ics_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return ics_nl_dump(skb, cb, ICS_CMD_GET_LINKS, 1, ICS_MAX_NODES);
+}
+
+static int ics_nl_dump_peer_channels(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return ics_nl_dump(skb, cb, ICS_CMD_GET_PEER_CHANNELS, ICS_CHANNELS,
+			   (ICS_MAX_NODES + 1) * ICS_CHANNELS - 1);
 }
 
 static int ics_nl_dump_members(struct sk_buff *skb, struct netlink_callback *cb)
@@ -699,6 +784,7 @@ static const struct genl_small_ops ics_ops[] = {
 	{ .cmd = ICS_CMD_KEY_ADD, .doit = ics_nl_key_add, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_KEY_DEL, .doit = ics_nl_key_del, .flags = GENL_UNS_ADMIN_PERM },
 	{ .cmd = ICS_CMD_KEY_USE, .doit = ics_nl_key_use, .flags = GENL_UNS_ADMIN_PERM },
+	{ .cmd = ICS_CMD_GET_PEER_CHANNELS, .dumpit = ics_nl_dump_peer_channels },
 };
 
 static struct genl_family ics_family __ro_after_init = {

@@ -6,15 +6,46 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
 #include "ics.h"
 
+/*
+ * One direction of a node's per-channel counters (struct ics_node_chans):
+ * the table of an earlier peer of the node (an earlier binding), or a new
+ * one. Set once; two CPUs creating the node's first peer keep one table.
+ */
+static struct ics_node_chans *ics_node_chans_get(struct ics_node_chans **slot)
+{
+	struct ics_node_chans *t = READ_ONCE(*slot), *old;
+
+	if (t)
+		return t;
+	t = kzalloc(sizeof(*t), GFP_ATOMIC);
+	if (!t)
+		return NULL;
+	old = cmpxchg(slot, NULL, t);
+	if (old) {
+		kfree(t);
+		return old;
+	}
+	return t;
+}
+
+/* Bound, so the instance is in use: in->nodes is there (ics_net_use()). */
 static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr)
 {
+	struct ics_node_tables *nt = &b->in->nodes[node];
+	struct ics_node_chans *tx = ics_node_chans_get(&nt->dir[ICS_TX]);
+	struct ics_node_chans *rx = ics_node_chans_get(&nt->dir[ICS_RX]);
 	u32 ring = ics_window_frames();
-	struct ics_peer *p = kzalloc(sizeof(*p), GFP_ATOMIC);
+	struct ics_peer *p;
 
+	/* like the peer and its ring: the next frame from the node tries again */
+	if (!tx || !rx)
+		return NULL;
+	p = kzalloc(sizeof(*p), GFP_ATOMIC);
 	if (!p)
 		return NULL;
 	p->link.ring = kcalloc(ring, sizeof(*p->link.ring), GFP_ATOMIC);
@@ -25,6 +56,8 @@ static struct ics_peer *ics_peer_new(struct ics_bind *b, u8 node, const u8 *addr
 	p->link.ring_mask = ring - 1;
 	p->b = b;
 	p->node_id = node;
+	p->tx_chans = tx;
+	p->rx_chans = rx;
 	ether_addr_copy(p->addr, addr);
 	p->last_heard_ns = ktime_get_ns();
 	p->state = ICS_MEMBER_NONE;
@@ -101,5 +134,59 @@ void ics_peers_free(struct ics_bind *b)
 		ics_reasm_flush(b, p, ICS_REASM_CLOSE);
 		ics_link_destroy(p);
 		ics_peer_free(p);
+	}
+}
+
+static void ics_node_chans_zero(struct ics_node_chans *t)
+{
+	int ch, r;
+
+	for (ch = 0; t && ch < ICS_CHANNELS; ch++) {
+		u64_stats_set(&t->ch[ch].msgs, 0);
+		u64_stats_set(&t->ch[ch].bytes, 0);
+		for (r = 0; r < ICS_HIST_ROWS; r++)
+			u64_stats_set(&t->ch[ch].hist[r], 0);
+	}
+}
+
+/*
+ * icsctl reset: zero every node's tables, each direction under its
+ * writer's lock. RTNL keeps the binding and its peers as they are; a node
+ * without a peer gets none while peers_lock is held, so it has no writer.
+ */
+void ics_node_chans_reset(struct ics_net *in)
+{
+	struct ics_bind *b = rtnl_dereference(in->bind);
+	struct ics_node_tables *nt;
+	struct ics_peer *p;
+	int node;
+
+	ASSERT_RTNL();
+	if (!in->nodes)
+		return;		/* never used */
+	for (node = 1; node <= ICS_MAX_NODES; node++) {
+		nt = &in->nodes[node];
+		p = b ? rtnl_dereference(b->peers[node]) : NULL;
+		if (!p && b) {
+			spin_lock_bh(&b->peers_lock);
+			p = rcu_dereference_protected(b->peers[node],
+						      lockdep_is_held(&b->peers_lock));
+			if (!p) {
+				ics_node_chans_zero(nt->dir[ICS_TX]);
+				ics_node_chans_zero(nt->dir[ICS_RX]);
+			}
+			spin_unlock_bh(&b->peers_lock);
+		} else if (!p) {
+			ics_node_chans_zero(nt->dir[ICS_TX]);	/* unbound: no writer */
+			ics_node_chans_zero(nt->dir[ICS_RX]);
+		}
+		if (!p)
+			continue;
+		spin_lock_bh(&p->link.tx_lock);
+		ics_node_chans_zero(p->tx_chans);
+		spin_unlock_bh(&p->link.tx_lock);
+		spin_lock_bh(&p->lock);
+		ics_node_chans_zero(p->rx_chans);
+		spin_unlock_bh(&p->lock);
 	}
 }

@@ -104,9 +104,9 @@ void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb
 	struct ics_net *in = p->b->in;
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
 	struct ics_link *l = &p->link;
-	u8 src = p->node_id;
 	u32 len = skb->len;
 
+	lockdep_assert_held(&p->lock);
 	/* Resent after a session restart, but delivered before: once only. */
 	if ((l->rx_last_valid & BIT(channel)) && !ics_before(l->rx_last_msg[channel], msg_id)) {
 		ics_count(in, ICS_STAT_RX_DUP_MSGS);
@@ -117,8 +117,7 @@ void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb
 	l->rx_last_msg[channel] = msg_id;
 
 	ics_count_dir(&cs->rx, len);
-	ics_stat_inc(in->stats->node[src].rx_msgs);
-	ics_stat_add(in->stats->node[src].rx_bytes, len);
+	ics_count_node(&p->rx_chans->ch[channel], len);
 
 	/* After the messages held before it, or if its handler refuses it. */
 	if (!skb_queue_empty(&l->held[channel]) || ics_offer(p, channel, skb))

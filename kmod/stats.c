@@ -24,15 +24,25 @@ int ics_stats_alloc(struct ics_net *in)
 	lockdep_assert_held(&in->stats_lock);
 	in->base = kzalloc(sizeof(*in->base), GFP_KERNEL_ACCOUNT);
 	in->stats = alloc_percpu_gfp(struct ics_stats, GFP_KERNEL_ACCOUNT);
-	if (!in->stats || !in->base) {
+	in->nodes = kcalloc(ICS_MAX_NODES + 1, sizeof(*in->nodes), GFP_KERNEL_ACCOUNT);
+	if (!in->stats || !in->base || !in->nodes) {
 		ics_stats_free(in);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
+/* At netns exit (unbound: no writer left), or when ics_stats_alloc() failed. */
 void ics_stats_free(struct ics_net *in)
 {
+	int node;
+
+	for (node = 0; in->nodes && node <= ICS_MAX_NODES; node++) {
+		kfree(in->nodes[node].dir[ICS_TX]);
+		kfree(in->nodes[node].dir[ICS_RX]);
+	}
+	kfree(in->nodes);
+	in->nodes = NULL;
 	free_percpu(in->stats);
 	kfree(in->base);
 	in->stats = NULL;

@@ -160,7 +160,8 @@ print(" ".join(",".join(sorted(json.loads(l))) for l in sys.stdin))') || return 
 	expect_err 2 'icstat: help: runs alone, not with show' icstat show help || return 1
 	expect_err 2 'icstat: chanhist: runs alone, not with monitor' icstat chanhist monitor || return 1
 	expect_err 2 'icstat: monitor: runs alone, not with show' icstat show monitor || return 1
-	expect_err 2 'icstat: show: option -N is for links only' icstat -N 2 show nodes || return 1
+	expect_err 2 'icstat: show: option -N is for links, chanhisttot and chanhist' icstat -N 2 show nodes ||
+		return 1
 	expect_err 2 'icstat: unknown command "bogus" \(try "icstat help"\)' icstat show bogus
 }
 

@@ -45,6 +45,14 @@ would take many small JSON reads runs here, in one process, reading
           for each message that shared a frame with the one before it
           (tx/rx_bundled - tx/rx_bundles: NODE must have this one peer).
 
+  ics_model.py peers SENDS NODE:NS...
+      The channels' counters per peer of every member (icstat -N PEER
+      chanhisttot, peerhisttot) against the model from SENDS (all of it:
+      per-peer tables count data messages since the node was first heard),
+      exactly: per (peer, channel, direction) msgs, bytes and the 27 rows;
+      peerhisttot is their sum over channels, and each peer's sums are its
+      icstat nodes counters.
+
   ics_model.py inj-check NS BASE OUT COUNTER VALID [CHAN.FIELD=DELTA]...
                  [rcv_nxt=PEER:SEQ]
       For bad_input.sh: wait until channel DLM rx msgs is BASE's + 1 (the
@@ -147,7 +155,7 @@ def run(cmd):
             os.waitpid(pid, 0)
 
 
-ICSTAT_CMDS = ("chanhisttot", "channels", "nodes", "links", "members", "show")
+ICSTAT_CMDS = ("chanhisttot", "peerhisttot", "channels", "nodes", "links", "members", "show")
 
 
 def loads(text):
@@ -442,6 +450,54 @@ def cmd_check(args):
     return errs
 
 
+def peers_errors(args):
+    sends, _ = read_sends(args.pop(0))
+    members = dict((int(n), ns) for n, ns in (a.split(":", 1) for a in args))
+    errs = []
+    err = errs.append
+
+    def zero():
+        return {"msgs": 0, "bytes": 0, "hist": [0] * ROWS}
+
+    for node, ns in members.items():
+        exp = {}	# (peer, channel, dir) -> counts
+        for s, d, c, size, cnt in sends:
+            for peer, dr in ((d, "tx"), (s, "rx")) if node in (s, d) else ():
+                if peer == node:
+                    continue
+                e = exp.setdefault((peer, c, dr), zero())
+                e["msgs"] += cnt
+                e["bytes"] += size * cnt
+                e["hist"][row(size)] += cnt
+        for peer in members:
+            if peer == node:
+                continue
+            chan, ph, nodes = icstat(ns, "-N", str(peer), "chanhisttot", "peerhisttot", "nodes")
+            if chan.get("peer") != peer:
+                err("node %d: icstat -N %d chanhisttot: peer %r" % (node, peer, chan.get("peer")))
+            tot = {"tx": zero(), "rx": zero()}
+            for ch in chan["channels"]:
+                for dr in ("tx", "rx"):
+                    got, want = ch[dr], exp.get((peer, ch["id"], dr), zero())
+                    if got != want:
+                        err("node %d, peer %d, %s %s: %s, want %s"
+                            % (node, peer, ch["name"], dr, got, want))
+                    for k in ("msgs", "bytes"):
+                        tot[dr][k] += got[k]
+                    tot[dr]["hist"] = [a + b for a, b in zip(tot[dr]["hist"], got["hist"])]
+            p = next((x for x in ph["peers"] if x["node"] == peer), None)
+            n = next((x for x in nodes["nodes"] if x["node_id"] == peer), {})
+            for dr in ("tx", "rx"):
+                if p is None or p[dr] != tot[dr]:
+                    err("node %d: peerhisttot of node %d %s: %s, the channels' sum %s"
+                        % (node, peer, dr, p and p[dr], tot[dr]))
+                for k in ("msgs", "bytes"):
+                    if n.get(dr + "_" + k) != tot[dr][k]:
+                        err("node %d: nodes says %s_%s %s to/from node %d, its channels %d"
+                            % (node, dr, k, n.get(dr + "_" + k), peer, tot[dr][k]))
+    return errs
+
+
 def cmd_inj_check(args):
     ns, base_file, out, counter, valid = args[:5]
     valid = int(valid)
@@ -642,6 +698,8 @@ def main(argv):
             errs = cmd_check(args)
         elif cmd == "inj-check":
             errs = cmd_inj_check(args)
+        elif cmd == "peers":
+            errs = peers_errors(args)
         elif cmd == "stress-check":
             errs = stress_errors(args)
         else:

@@ -394,6 +394,77 @@ systemd_units_verify()
 	[ -z "$out" ] || { fail "systemd-analyze verify says: $out"; return 1; }
 }
 
+# Per peer: with one peer, node 2's channels (chanhisttot -N 2) are the
+# channels' counters, CNX aside (hellos are not data); peerhisttot is their
+# sum, and nodes' counters; intervals add up; --csv names the peer; a reset
+# zeroes them, node 2's unbind keeps its tables of node 1.
+peer_views()
+{
+	interval_run "$ICS_TMP/pv" 2 -j -n -N 2 chanhisttot peerhisttot || return 1
+	in_ns "$NS_A" icstat -j -N 2 chanhisttot peerhisttot chanhisttot nodes > "$ICS_TMP/pa" &&
+		in_ns "$NS_A" icstat --csv -N 2 chanhisttot > "$ICS_TMP/pcsv" || return 1
+	python3 -S - "$ICS_TMP/pv" "$ICS_TMP/pa" "$ICS_TMP/pcsv" <<'EOF' || { fail "see above"; return 1; }
+import json, sys
+reps = [json.loads(l) for l in open(sys.argv[1])]
+pch, ph, ch, nodes = [json.loads(l) for l in open(sys.argv[2])]
+def zero():
+    return {"msgs": 0, "bytes": 0, "hist": [0] * 27}
+def add(a, b):
+    return {"msgs": a["msgs"] + b["msgs"], "bytes": a["bytes"] + b["bytes"],
+            "hist": [x + y for x, y in zip(a["hist"], b["hist"])]}
+assert pch["peer"] == 2 and "handler" not in pch["channels"][0], pch
+sums = {"tx": zero(), "rx": zero()}
+for p, c in zip(pch["channels"], ch["channels"]):
+    for d in ("tx", "rx"):
+        want = zero() if c["name"] == "CNX" else {k: c[d][k] for k in ("msgs", "bytes", "hist")}
+        assert p[d] == want, "%s %s: node 2's %s, the channel's %s" % (c["name"], d, p[d], want)
+        sums[d] = add(sums[d], p[d])
+assert sums["tx"]["msgs"] >= 40, "only %d messages to node 2" % sums["tx"]["msgs"]
+peer = ph["peers"]
+assert [p["node"] for p in peer] == [2], peer
+n2 = next(n for n in nodes["nodes"] if n["node_id"] == 2)
+for d in ("tx", "rx"):
+    assert peer[0][d] == sums[d], (d, peer[0][d], sums[d])
+    assert (n2[d + "_msgs"], n2[d + "_bytes"]) == (sums[d]["msgs"], sums[d]["bytes"]), (d, n2)
+# intervals: totals + changes = the tables read afterwards
+tot_c, tot_p = None, None
+for r in reps:
+    if "channels" in r:
+        assert r["peer"] == 2, r
+        cur = {c["name"]: {d: c[d] for d in ("tx", "rx")} for c in r["channels"]}
+        tot_c = cur if tot_c is None else {
+            k: {d: add(tot_c[k][d], v[d]) for d in v} for k, v in cur.items()}
+    else:
+        cur = {p["node"]: {d: p[d] for d in ("tx", "rx")} for p in r["peers"]}
+        tot_p = cur if tot_p is None else {
+            k: {d: add(tot_p.get(k, {"tx": zero(), "rx": zero()})[d], v[d]) for d in v}
+            for k, v in cur.items()}
+assert len(reps) >= 6 and reps[-1]["interval"] >= 2, "%d reports" % len(reps)
+for c in pch["channels"]:
+    for d in ("tx", "rx"):
+        assert tot_c[c["name"]][d] == c[d], (c["name"], d, tot_c[c["name"]][d], c[d])
+assert tot_p[2]["tx"] == sums["tx"] and tot_p[2]["rx"] == sums["rx"], tot_p
+lines = [l.split(",") for l in open(sys.argv[3]) if ",chanhist," in l]
+assert lines and all(l[6] == "2" for l in lines), lines[:3]
+assert sum(int(l[10]) for l in lines if l[7] == "tx") == sums["tx"]["msgs"], lines
+EOF
+	in_ns "$NS_B" icstat -j -N 1 chanhisttot > "$ICS_TMP/b-before" &&
+		in_ns "$NS_B" icsctl unbind && in_ns "$NS_B" icstat -j -N 1 chanhisttot > "$ICS_TMP/b-after" ||
+		return 1
+	ics_bind "$NS_B" veth0 2 && ics_model reachable 30 "$NS_A:2" "$NS_B:1" || return 1
+	python3 -S - "$ICS_TMP/b-before" "$ICS_TMP/b-after" <<'EOF' || { fail "unbind changed node 2's tables"; return 1; }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["channels"] == b["channels"] and any(c["rx"]["msgs"] for c in a["channels"]), (a, b)
+EOF
+	in_ns "$NS_A" icsctl reset || return 1
+	assert_eq "node 1's messages with node 2 after a reset" "0 []" \
+		"$(in_ns "$NS_A" icstat -j -N 2 chanhisttot peerhisttot | python3 -S -c '
+import json, sys
+c, p = (json.loads(l) for l in sys.stdin)
+print(sum(x[d]["msgs"] for x in c["channels"] for d in ("tx", "rx")), p["peers"])')"
+}
+
 # -i across icsctl reset: the interval with the reset shows the counters
 # since it whole (3 messages before it, 5 after: 8 in all, not 3 + (5 - 3)).
 interval_across_reset()
@@ -468,9 +539,9 @@ usage_errors()
 		icstat --share links || return 1
 	expect_err 2 'icstat: --share has no CSV form \(the CSV log has the counts\)' \
 		icstat --csv --share chanhisttot || return 1
-	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share' \
+	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, -N, --tx, --rx, --csv, --share' \
 		icstat -j prometheus || return 1
-	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share' \
+	expect_err 2 'icstat: prometheus: takes none of -i, -j, -n, -N, --tx, --rx, --csv, --share' \
 		icstat --tx prometheus || return 1
 	expect_err 2 'icstat: prometheus: runs alone, not with links' icstat links prometheus ||
 		return 1
@@ -492,6 +563,8 @@ case_add "prometheus: promtool finds nothing to say; the values are icstat -j's"
 case_add "the node exporter's textfile collector serves them on 127.0.0.1; ics_up 0 without ics" \
 	node_exporter_serves
 case_add "the textfile recipe's systemd units pass systemd-analyze verify" systemd_units_verify
+case_add "per peer: -N chanhisttot, peerhisttot, their intervals and CSV; reset; unbind" \
+	peer_views
 case_add "-i across icsctl reset: the interval with the reset shows what moved since" \
 	interval_across_reset
 case_add "-i across a module reload: readings fail while it is away, the log goes on" \

@@ -4,7 +4,7 @@
 # three_members.sh - three cluster members on one bridge: each sends to both
 # others on every channel; every message arrives at the right node, whole
 # (checked by its test service, ics_test, attached to all 16 channels),
-# and all channel, histogram and per-node counters are exact.
+# and all channel, histogram, per-node and per-peer counters are exact.
 #
 #                        netns ics$$-br
 #              +-----------------------------------+
@@ -111,6 +111,14 @@ concurrent()
 # it, and no heartbeat from node 2 in between. Node 2's reader and node
 # 1's writer are /dev/ics files bound to TEST, so the test service leaves
 # TEST to them there.
+# The same traffic per peer: every member's tables of each other (icstat -N
+# PEER chanhisttot, peerhisttot, nodes) are exactly what the generator
+# sent each way, hellos aside.
+per_peer()
+{
+	ics_model peers "$ICS_TMP/sends" 1:"${NS[1]}" 2:"${NS[2]}" 3:"${NS[3]}"
+}
+
 resume_unsent_run()
 {
 	local d=$ICS_TMP/resume bit rc=0 pids=() i hb
@@ -183,6 +191,7 @@ step_add bridge_bind 3
 case_add "bind three members on a bridge, all six pairs reachable" bound
 case_add "each member to both others on all 16 channels: delivery and counters exact" mesh
 case_add "all three sending at once: delivery and counters exact" concurrent
+case_add "per peer: each member's channels and sizes to and from each other exact" per_peer
 case_add "a resumed channel: its ACK reaches a sender without a session" resume_unsent
 case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

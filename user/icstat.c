@@ -27,6 +27,21 @@ enum { TX, RX, DIRS };
 static const char *const dir_key[DIRS] = { "tx", "rx" };
 static const char *const dir_title[DIRS] = { "Sent:", "Received:" };
 
+/*
+ * -N with chanhisttot or chanhist: their channels are those of the traffic
+ * with this node (GET_PEER_CHANNELS), not all of it; 0: all of it.
+ */
+static uint32_t hist_node;
+
+/* A histogram's title: "Sent:", or with -N "Sent to node 2:" */
+static void print_dir_title(int d)
+{
+	if (hist_node)
+		printf("%s node %u:", d == TX ? "Sent to" : "Received from", hist_node);
+	else
+		fputs(dir_title[d], stdout);
+}
+
 struct opts {
 	struct icsnl_fmt fmt;
 	bool dir[DIRS];		/* --tx / --rx; both by default */
@@ -36,7 +51,7 @@ struct opts {
 	bool no_totals;		/* -y, and chanhist: no report of the totals first */
 	uint32_t interval;	/* -i: seconds between reports, 0: one report */
 	uint32_t count;		/* -c: reports, 0: until interrupted */
-	uint32_t node;		/* links -N, 0: every link */
+	uint32_t node;		/* -N: links, chanhisttot, chanhist of node N; 0: all */
 };
 
 struct ics_dir {
@@ -70,13 +85,20 @@ struct ics_links {
 	struct ics_link link[ICS_MAX_NODES + 1];	/* by peer node id */
 };
 
+/* GET_PEER_CHANNELS summed over the channels: each node's sizes. */
+struct ics_peers {
+	bool present[ICS_MAX_NODES + 1];
+	struct ics_dir dir[ICS_MAX_NODES + 1][DIRS];	/* by node id */
+};
+
 struct ics_members {
 	int n;
 	struct ics_member m[1 + ICS_MAX_NODES];	/* in dump order: us first */
 };
 
 /* One reading of the counters the commands need, and when it was taken. */
-enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8 };
+enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8, NEED_PEERS = 16 };
+
 
 struct snap {
 	uint64_t mono_before_ns;	/* CLOCK_MONOTONIC before the instance was read */
@@ -88,6 +110,7 @@ struct snap {
 	struct ics_nodes ns;
 	struct ics_links ls;
 	struct ics_members ms;
+	struct ics_peers ps;
 };
 
 /* One report: the values it shows (totals, or one interval's change) and when. */
@@ -111,7 +134,7 @@ static bool per_second(const struct rep *r)
 /* Text tables: first column left-aligned, the others right-aligned. */
 
 #define TABLE_ROWS	(1 + ICS_MAX_NODES)
-#define TABLE_COLS	24	/* >= 1 + ICS_CHANNELS and the links columns */
+#define TABLE_COLS	(1 + ICS_MAX_NODES)	/* peerhisttot's; the others have fewer */
 
 struct table {
 	int rows, cols, col;
@@ -309,6 +332,9 @@ static int chan_cb(struct nlattr **tb, void *arg)
 	id = nla_get_u32(t[ICS_CHAN_A_ID]);
 	if (id >= ICS_CHANNELS)
 		return 0;	/* a channel newer than this tool */
+	/* GET_PEER_CHANNELS: the channels of node hist_node's traffic only */
+	if (tb[ICS_A_NODE_ID] && nla_get_u32(tb[ICS_A_NODE_ID]) != hist_node)
+		return 0;
 	c = &cs->ch[id];
 	c->handler = t[ICS_CHAN_A_HANDLER] && nla_get_u8(t[ICS_CHAN_A_HANDLER]);
 	c->has_prio = t[ICS_CHAN_A_PRIO];
@@ -319,21 +345,65 @@ static int chan_cb(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* GET_PEER_CHANNELS into struct ics_peers: each node's sizes, all channels. */
+static int peer_cb(struct nlattr **tb, void *arg)
+{
+	struct nlattr *t[ICS_CHAN_A_MAX + 1];
+	struct ics_peers *ps = arg;
+	struct ics_dir d;
+	uint32_t node;
+	int dir, r, a;
+
+	if (!tb[ICS_A_NODE_ID] || !tb[ICS_A_CHANNEL] ||
+	    nla_parse_nested(t, ICS_CHAN_A_MAX, tb[ICS_A_CHANNEL], chan_policy) < 0)
+		return -EPROTO;
+	node = nla_get_u32(tb[ICS_A_NODE_ID]);
+	if (!node || node > ICS_MAX_NODES)
+		return -EPROTO;
+	ps->present[node] = true;
+	for (dir = 0; dir < DIRS; dir++) {
+		a = dir == TX ? ICS_CHAN_A_TX : ICS_CHAN_A_RX;
+		memset(&d, 0, sizeof(d));
+		if (parse_dir(t[a], &d))
+			return -EPROTO;
+		ps->dir[node][dir].msgs += d.msgs;
+		ps->dir[node][dir].bytes += d.bytes;
+		for (r = 0; r < ICS_HIST_ROWS; r++)
+			ps->dir[node][dir].hist[r] += d.hist[r];
+	}
+	return 0;
+}
+
+static void dir_delta(struct ics_dir *d, const struct ics_dir *then)
+{
+	int r;
+
+	d->msgs = delta(d->msgs, then->msgs);
+	d->bytes = delta(d->bytes, then->bytes);
+	for (r = 0; r < ICS_HIST_ROWS; r++)
+		d->hist[r] = delta(d->hist[r], then->hist[r]);
+}
+
+static void peers_delta(struct ics_peers *ps, const struct ics_peers *then)
+{
+	int n, d;
+
+	for (n = 1; n <= ICS_MAX_NODES; n++)
+		for (d = 0; d < DIRS; d++)
+			dir_delta(&ps->dir[n][d], &then->dir[n][d]);
+}
+
 static void chans_delta(struct ics_chans *cs, const struct ics_chans *then)
 {
-	int i, d, r;
+	int i, d;
 
 	for (i = 0; i < ICS_CHANNELS; i++) {
 		const struct ics_chan *t = &then->ch[i];
 		struct ics_chan *c = &cs->ch[i];
 
 		c->rx_unclaimed = delta(c->rx_unclaimed, t->rx_unclaimed);
-		for (d = 0; d < DIRS; d++) {
-			c->dir[d].msgs = delta(c->dir[d].msgs, t->dir[d].msgs);
-			c->dir[d].bytes = delta(c->dir[d].bytes, t->dir[d].bytes);
-			for (r = 0; r < ICS_HIST_ROWS; r++)
-				c->dir[d].hist[r] = delta(c->dir[d].hist[r], t->dir[d].hist[r]);
-		}
+		for (d = 0; d < DIRS; d++)
+			dir_delta(&c->dir[d], &t->dir[d]);
 	}
 }
 
@@ -350,7 +420,8 @@ static void json_chans(struct json *j, const struct rep *rp)
 		json_obj_begin(j, NULL);
 		json_u64(j, "id", i);
 		json_str(j, "name", ics_channel_names[i]);
-		json_bool(j, "handler", c->handler);
+		if (!hist_node)		/* the channel's, not the traffic with a node's */
+			json_bool(j, "handler", c->handler);
 		if (c->has_prio)
 			json_u64(j, "prio", c->prio);
 		for (d = 0; d < DIRS; d++) {
@@ -365,7 +436,8 @@ static void json_chans(struct json *j, const struct rep *rp)
 			json_arr_end(j);
 			json_obj_end(j);
 		}
-		json_ctr(j, "rx_unclaimed", rp, c->rx_unclaimed);
+		if (!hist_node)
+			json_ctr(j, "rx_unclaimed", rp, c->rx_unclaimed);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -425,6 +497,8 @@ static void print_share(const struct rep *r)
 	if (r->o->fmt.json) {
 		jp = &j;
 		json_head(jp, r);
+		if (hist_node)
+			json_u64(jp, "peer", hist_node);
 		json_obj_begin(jp, "share");
 	}
 	for (d = 0; d < DIRS; d++) {
@@ -450,8 +524,8 @@ static void print_share(const struct rep *r)
 				icsnl_fmt_rate(buf, total / r->secs, r->o->fmt.raw);
 			else
 				icsnl_fmt_count(buf, total, r->o->fmt.raw);
-			printf("%s %s messages%s\n", dir_title[d], buf,
-			       per_second(r) ? " per second" : "");
+			print_dir_title(d);
+			printf(" %s messages%s\n", buf, per_second(r) ? " per second" : "");
 		}
 		first = false;
 		if (total || jp) {	/* JSON: empty arrays when nothing moved */
@@ -488,13 +562,15 @@ static void rep_hist(const struct rep *rp)
 		for (i = 0; i < ICS_CHANNELS; i++)
 			for (d = 0; d < DIRS; d++)
 				for (r = 0; o->dir[d] && r < ICS_HIST_ROWS; r++)
-					csv_val(rp, "chanhist", ics_channel_names[i], 0, d,
+					csv_val(rp, "chanhist", ics_channel_names[i], hist_node, d,
 						ics_hist_labels[r], "msgs", cs->ch[i].dir[d].hist[r],
 						true);
 		return;
 	}
 	if (o->fmt.json) {
 		json_head(&j, rp);
+		if (hist_node)
+			json_u64(&j, "peer", hist_node);
 		json_arr_begin(&j, "rows");
 		for (r = 0; r < ICS_HIST_ROWS; r++)
 			json_str(&j, NULL, ics_hist_labels[r]);
@@ -509,7 +585,8 @@ static void rep_hist(const struct rep *rp)
 		if (!first)
 			putchar('\n');
 		first = false;
-		puts(dir_title[d]);
+		print_dir_title(d);
+		putchar('\n');
 		memset(&t, 0, sizeof(t));
 		table_str(&t, "");
 		for (i = 0; i < ICS_CHANNELS; i++)
@@ -523,6 +600,91 @@ static void rep_hist(const struct rep *rp)
 		}
 		table_print(&t);
 	}
+}
+
+/*
+ * peerhisttot and peerhist: the sizes of the messages sent to and received
+ * from each node, all channels together; a column per node with messages.
+ */
+static void rep_peerhist(const struct rep *rp)
+{
+	const struct ics_peers *ps = &rp->s->ps;
+	const struct opts *o = rp->o;
+	char name[ICS_NUMBUF];
+	struct table *t;
+	struct json j;
+	bool first = true;
+	int d, r, n;
+
+	if (o->csv) {
+		for (n = 1; n <= ICS_MAX_NODES; n++)
+			for (d = 0; ps->present[n] && d < DIRS; d++)
+				for (r = 0; o->dir[d] && r < ICS_HIST_ROWS; r++)
+					csv_val(rp, "peerhist", NULL, n, d, ics_hist_labels[r],
+						"msgs", ps->dir[n][d].hist[r], true);
+		return;
+	}
+	if (o->fmt.json) {
+		json_head(&j, rp);
+		json_arr_begin(&j, "rows");
+		for (r = 0; r < ICS_HIST_ROWS; r++)
+			json_str(&j, NULL, ics_hist_labels[r]);
+		json_arr_end(&j);
+		json_arr_begin(&j, "peers");
+		for (n = 1; n <= ICS_MAX_NODES; n++) {
+			if (!ps->present[n])
+				continue;
+			json_obj_begin(&j, NULL);
+			json_u64(&j, "node", n);
+			for (d = 0; d < DIRS; d++) {
+				if (!o->dir[d])
+					continue;
+				json_obj_begin(&j, dir_key[d]);
+				json_ctr(&j, "msgs", rp, ps->dir[n][d].msgs);
+				json_ctr(&j, "bytes", rp, ps->dir[n][d].bytes);
+				json_arr_begin(&j, "hist");
+				for (r = 0; r < ICS_HIST_ROWS; r++)
+					json_ctr(&j, NULL, rp, ps->dir[n][d].hist[r]);
+				json_arr_end(&j);
+				json_obj_end(&j);
+			}
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return;
+	}
+	t = malloc(sizeof(*t));
+	if (!t) {
+		icsnl_err("%s", strerror(ENOMEM));
+		return;
+	}
+	for (d = 0; d < DIRS; d++) {
+		if (!o->dir[d])
+			continue;
+		if (!first)
+			putchar('\n');
+		first = false;
+		printf("%s\n", d == TX ? "Sent, by node:" : "Received, by node:");
+		memset(t, 0, sizeof(*t));
+		table_str(t, "");
+		for (n = 1; n <= ICS_MAX_NODES; n++) {
+			if (!ps->present[n])
+				continue;
+			snprintf(name, sizeof(name), "%d", n);
+			table_str(t, name);
+		}
+		table_end_row(t);
+		for (r = 0; r < ICS_HIST_ROWS; r++) {
+			table_str(t, ics_hist_labels[r]);
+			for (n = 1; n <= ICS_MAX_NODES; n++)
+				if (ps->present[n])
+					table_ctr(t, rp, ps->dir[n][d].hist[r]);
+			table_end_row(t);
+		}
+		table_print(t);
+	}
+	free(t);
 }
 
 static void rep_channels(const struct rep *r)
@@ -1417,6 +1579,8 @@ static const struct command {
 } commands[] = {
 	{ "chanhisttot", NEED_CHANS, rep_hist },
 	{ "chanhist", NEED_CHANS, rep_hist },
+	{ "peerhisttot", NEED_PEERS, rep_peerhist },
+	{ "peerhist", NEED_PEERS, rep_peerhist },
 	{ "channels", NEED_CHANS, rep_channels },
 	{ "nodes", NEED_NODES, rep_nodes },
 	{ "links", NEED_LINKS, rep_links },
@@ -1456,7 +1620,12 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 		need = cmds[k]->need & ~done;
 		done |= need;
 		if ((need & NEED_CHANS) &&
-		    dump(nl, ICS_CMD_GET_CHANNELS, chan_cb, &s->cs, sizeof(s->cs), cmds[k]->name))
+		    dump(nl, hist_node ? ICS_CMD_GET_PEER_CHANNELS : ICS_CMD_GET_CHANNELS,
+			 chan_cb, &s->cs, sizeof(s->cs), cmds[k]->name))
+			return -1;
+		if ((need & NEED_PEERS) &&
+		    dump(nl, ICS_CMD_GET_PEER_CHANNELS, peer_cb, &s->ps, sizeof(s->ps),
+			 cmds[k]->name))
 			return -1;
 		if ((need & NEED_NODES) &&
 		    dump(nl, ICS_CMD_GET_NODES, node_cb, &s->ns, sizeof(s->ns), cmds[k]->name))
@@ -1513,6 +1682,7 @@ static void snap_delta(struct snap *d, const struct snap *now, const struct snap
 	if (!reset) {
 		chans_delta(&d->cs, &then->cs);
 		nodes_delta(&d->ns, &then->ns);
+		peers_delta(&d->ps, &then->ps);
 	}
 	links_delta(&d->ls, &then->ls);
 	members_delta(&d->ms, &then->ms);
@@ -1661,6 +1831,8 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  chanhisttot     message-size histograms since load or reset\n"
 		"  chanhist        the histograms' change every SECS seconds (chanhisttot -y)\n"
+		"  peerhisttot     message-size histograms per node, all channels together\n"
+		"  peerhist        their change every SECS seconds (peerhisttot -y)\n"
 		"  channels        per-channel message and byte counters\n"
 		"  nodes           per-node reachability and counters\n"
 		"  links           per-peer reliable link state and counters\n"
@@ -1683,12 +1855,14 @@ static void usage(FILE *f)
 		"  -r         counters per second (with -i; implies -y)\n"
 		"  --share    chanhisttot, chanhist: each size and each channel's share\n"
 		"             of the messages, in percent, with a bar\n"
-		"  -N NODE    links: only the link to node NODE (or --node NODE)\n"
+		"  -N NODE    links: only the link to node NODE (or --node NODE);\n"
+		"             chanhisttot, chanhist: the traffic with node NODE only\n"
 		"  -h, --help this text\n"
 		"\n"
-		"Several of chanhisttot, channels, nodes, links, members and show run\n"
-		"one after another in one call, from one reading of the counters; all\n"
-		"but show take -i. chanhist, monitor, prometheus and help run alone.\n");
+		"Several of chanhisttot, peerhisttot, channels, nodes, links, members and\n"
+		"show run one after another in one call, from one reading of the\n"
+		"counters; all but show take -i. chanhist, peerhist, monitor, prometheus\n"
+		"and help run alone.\n");
 }
 
 /* argv's commands into @cmds (room for argc); their number. */
@@ -1707,6 +1881,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 	};
 	bool tx = false, rx = false, have_c = false, have_n = false, have_y = false;
 	bool alone = false, chanhist = false, hist = false, links = false, show = false;
+	bool channels = false;
 	const char *first;
 	size_t k;
 	int c, n = 0;
@@ -1790,14 +1965,15 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 			icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")",
 					argv[optind]);
 		cmd = &commands[k];
-		if (n && (alone || is_cmd(cmd, "chanhist") || is_cmd(cmd, "monitor") ||
-			  is_cmd(cmd, "prometheus")))
+		if (n && (alone || is_cmd(cmd, "chanhist") || is_cmd(cmd, "peerhist") ||
+			  is_cmd(cmd, "monitor") || is_cmd(cmd, "prometheus")))
 			icsnl_usage_err("%s: runs alone, not with %s",
 					alone ? cmds[0]->name : cmd->name,
 					alone ? cmd->name : cmds[0]->name);
-		alone = is_cmd(cmd, "chanhist") || is_cmd(cmd, "monitor") ||
-			is_cmd(cmd, "prometheus");
-		chanhist |= is_cmd(cmd, "chanhist");
+		alone = is_cmd(cmd, "chanhist") || is_cmd(cmd, "peerhist") ||
+			is_cmd(cmd, "monitor") || is_cmd(cmd, "prometheus");
+		chanhist |= is_cmd(cmd, "chanhist") || is_cmd(cmd, "peerhist");
+		channels |= is_cmd(cmd, "channels");
 		hist |= is_cmd(cmd, "chanhist") || is_cmd(cmd, "chanhisttot");
 		links |= is_cmd(cmd, "links");
 		show |= is_cmd(cmd, "show");
@@ -1806,12 +1982,12 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 	if (o->csv && o->fmt.json)
 		icsnl_usage_err("--csv and -j or -p: one output format at a time");
 	if (chanhist && !o->interval)
-		icsnl_usage_err("chanhist: missing \"-i SECONDS\"");
+		icsnl_usage_err("%s: missing \"-i SECONDS\"", first);
 	if (!strcmp(first, "monitor") && (o->interval || o->csv || o->share))
 		icsnl_usage_err("monitor: takes none of -i, --csv, --share");
 	if (!strcmp(first, "prometheus") &&
-	    (o->interval || o->csv || o->share || o->fmt.json || o->fmt.raw || tx || rx))
-		icsnl_usage_err("prometheus: takes none of -i, -j, -n, --tx, --rx, --csv, --share");
+	    (o->interval || o->csv || o->share || o->fmt.json || o->fmt.raw || tx || rx || have_n))
+		icsnl_usage_err("prometheus: takes none of -i, -j, -n, -N, --tx, --rx, --csv, --share");
 	if (show && (o->interval || o->csv))
 		icsnl_usage_err("show: no %s form (use channels, nodes, links or members)",
 				o->csv ? "CSV" : "interval");
@@ -1821,8 +1997,12 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		icsnl_usage_err("%s: option --share is for chanhisttot and chanhist", first);
 	if (o->share && o->csv)
 		icsnl_usage_err("--share has no CSV form (the CSV log has the counts)");
-	if (!links && have_n)
-		icsnl_usage_err("%s: option -N is for links only", first);
+	if (!links && !hist && have_n)
+		icsnl_usage_err("%s: option -N is for links, chanhisttot and chanhist", first);
+	if (hist && have_n && channels)
+		icsnl_usage_err("channels: not with -N (chanhisttot -N: the channels of the traffic with a node)");
+	if (hist)
+		hist_node = o->node;
 	o->no_totals = have_y || o->rate || chanhist;
 	return n;
 }

@@ -67,8 +67,8 @@
  *   Request: nothing. Errors: ENOTCONN (not bound). Counters survive.
  *
  * ICS_CMD_RESET_STATS (doit, admin)
- *   Request: nothing. Zeroes the instance, channel and node counters; link
- *   counters count since the peer was first heard.
+ *   Request: nothing. Zeroes the instance, channel, node and peer-channel
+ *   counters; link counters count since the peer was first heard.
  *
  * ICS_CMD_GET_CHANNELS (dump)
  *   One message per channel, in channel-id order:
@@ -105,6 +105,19 @@
  *
  * ICS_CMD_GET_LINKS (dump)
  *   One message per known peer: ICS_A_LINK: nest of enum ics_link_attr.
+ *
+ * ICS_CMD_GET_PEER_CHANNELS (dump)
+ *   The channels' counters per peer: one message per (node, channel) with
+ *   messages sent or received, by node id, then channel id:
+ *     ICS_A_NODE_ID: u32
+ *     ICS_A_CHANNEL: nest
+ *       ICS_CHAN_A_ID: u32
+ *       ICS_CHAN_A_TX, ICS_CHAN_A_RX: nests, as in GET_CHANNELS
+ *   Data messages only: a node's sums over its channels are its GET_NODES
+ *   counters. Counted from when the node was first heard in this netns, or
+ *   the last reset; they survive unbind. Each counter is read whole, not
+ *   all of them at one instant. Interrupted (NLM_F_DUMP_INTR) as
+ *   GET_CHANNELS.
  *
  * ICS_CMD_SET_CHANNEL (doit, admin)
  *   Request: ICS_A_CHANNEL: nest { ICS_CHAN_A_ID: u32, ICS_CHAN_A_PRIO: u8 }
@@ -547,6 +560,7 @@ enum ics_cmd {
 	ICS_CMD_KEY_ADD,
 	ICS_CMD_KEY_DEL,
 	ICS_CMD_KEY_USE,
+	ICS_CMD_GET_PEER_CHANNELS,
 	__ICS_CMD_MAX
 };
 #define ICS_CMD_MAX (__ICS_CMD_MAX - 1)
