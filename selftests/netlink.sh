@@ -278,6 +278,8 @@ userns_admin()
 {
 	local out
 	command -v unshare >/dev/null || { echo "# unshare not installed"; return 4; }
+	[ -e /proc/self/ns/user ] ||
+		{ echo "# no user namespaces in this kernel (CONFIG_USER_NS)"; return 4; }
 	out=$(unshare -Urn sh -c "ip link add u0 type veth peer name u1 && ip link set u0 up &&
 		icsctl bind dev u0 node 7 && icsctl set heartbeat 250 &&
 		icsctl show -j > $ICS_TMP/userns.json && icsctl unbind" 2>&1) ||
