@@ -477,10 +477,8 @@ def wait_file(path, secs=300):
     return [int(w) for w in open(path).read().split()]
 
 
-def cmd_flood(peer, ch, out, go):
-    fd = dev(os.O_NONBLOCK)
-    bind(fd, ch)
-    n = 0
+def flood_fill(fd, peer, ch, n):
+    """Write FLOOD-byte messages until EAGAIN; the count so far, or None."""
     while True:
         try:
             send(fd, peer, b"\x5a" * FLOOD, 0, ch)
@@ -488,14 +486,39 @@ def cmd_flood(peer, ch, out, go):
         except OSError as e:
             if e.errno != errno.EAGAIN:
                 fail("write %d on channel %d: %s" % (n, ch, errno.errorcode.get(e.errno)))
-                return
-            break
+                return None
+            return n
+
+
+def cmd_flood(peer, ch, out, go):
+    """Fill channel CH's queue to PEER, write the count to OUT; when OUT.top
+    appears (the channel is paused by then), fill it again, to the brim this
+    time, and write the count to OUT.topped; when GO appears, wait for every
+    message to be acknowledged."""
+    fd = dev(os.O_NONBLOCK)
+    bind(fd, ch)
+    n = flood_fill(fd, peer, ch, 0)
+    if n is None:
+        return
     with open(out + ".tmp", "w") as f:
         f.write("%d\n" % n)
     os.rename(out + ".tmp", out)
     print("# channel %d: %d messages of %d B queued before EAGAIN" % (ch, n, FLOOD), flush=True)
-    if wait_file(go) is None:
-        return
+    end = time.monotonic() + 300
+    while not os.path.exists(go):
+        if os.path.exists(out + ".top") and not os.path.exists(out + ".topped"):
+            n = flood_fill(fd, peer, ch, n)
+            if n is None:
+                return
+            with open(out + ".tmp", "w") as f:
+                f.write("%d\n" % n)
+            os.rename(out + ".tmp", out + ".topped")
+            print("# channel %d: %d messages in all, topped up while paused" % (ch, n),
+                  flush=True)
+        if time.monotonic() > end:
+            fail("%s did not appear within 300 s" % go)
+            return
+        time.sleep(0.05)
     end = time.monotonic() + 120
     while stats(fd)["tx_done"] < n:
         if time.monotonic() > end:
