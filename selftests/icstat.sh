@@ -332,6 +332,10 @@ assert g('ics_link_messages_done_total{peer="2"}') == l["msgs_done"]
 assert g('ics_link_tx_frames_total{peer="2"}') == l["tx_frames"]
 assert g('ics_link_mtu_bytes{peer="2"}') == l["mtu"] == 1500
 assert g('ics_node_reachable{peer="2"}') == 1
+p = 'ics_peer_channel_%s_total{peer="2",channel="%s",direction="%s"}'
+assert g(p % ("messages", "CFS", "tx")) == cfs and g(p % ("messages", "DLM", "tx")) == 10
+assert g(p % ("bytes", "DLM", "tx")) == 50000 and g(p % ("messages", "CFS", "rx")) == 0
+assert not any(k.startswith("ics_peer_channel_") and 'channel="CNX"' in k for k in prom)
 assert g('ics_member_state{member="2",state="member"}') == 1
 assert g('ics_member_state{member="2",state="down"}') == 0
 assert g('ics_member_state{member="1",state="member"}') == 1

@@ -85,10 +85,13 @@ struct ics_links {
 	struct ics_link link[ICS_MAX_NODES + 1];	/* by peer node id */
 };
 
-/* GET_PEER_CHANNELS summed over the channels: each node's sizes. */
+/* GET_PEER_CHANNELS: each node's sizes, all channels, and each channel's counts. */
 struct ics_peers {
 	bool present[ICS_MAX_NODES + 1];
 	struct ics_dir dir[ICS_MAX_NODES + 1][DIRS];	/* by node id */
+	bool chan[ICS_MAX_NODES + 1][ICS_CHANNELS];	/* a message for the channel */
+	uint64_t msgs[ICS_MAX_NODES + 1][ICS_CHANNELS][DIRS];
+	uint64_t bytes[ICS_MAX_NODES + 1][ICS_CHANNELS][DIRS];
 };
 
 struct ics_members {
@@ -351,21 +354,28 @@ static int peer_cb(struct nlattr **tb, void *arg)
 	struct nlattr *t[ICS_CHAN_A_MAX + 1];
 	struct ics_peers *ps = arg;
 	struct ics_dir d;
-	uint32_t node;
+	uint32_t node, ch;
 	int dir, r, a;
 
 	if (!tb[ICS_A_NODE_ID] || !tb[ICS_A_CHANNEL] ||
-	    nla_parse_nested(t, ICS_CHAN_A_MAX, tb[ICS_A_CHANNEL], chan_policy) < 0)
+	    nla_parse_nested(t, ICS_CHAN_A_MAX, tb[ICS_A_CHANNEL], chan_policy) < 0 ||
+	    !t[ICS_CHAN_A_ID])
 		return -EPROTO;
 	node = nla_get_u32(tb[ICS_A_NODE_ID]);
+	ch = nla_get_u32(t[ICS_CHAN_A_ID]);
 	if (!node || node > ICS_MAX_NODES)
 		return -EPROTO;
+	if (ch >= ICS_CHANNELS)
+		return 0;	/* a channel newer than this tool */
 	ps->present[node] = true;
+	ps->chan[node][ch] = true;
 	for (dir = 0; dir < DIRS; dir++) {
 		a = dir == TX ? ICS_CHAN_A_TX : ICS_CHAN_A_RX;
 		memset(&d, 0, sizeof(d));
 		if (parse_dir(t[a], &d))
 			return -EPROTO;
+		ps->msgs[node][ch][dir] = d.msgs;
+		ps->bytes[node][ch][dir] = d.bytes;
 		ps->dir[node][dir].msgs += d.msgs;
 		ps->dir[node][dir].bytes += d.bytes;
 		for (r = 0; r < ICS_HIST_ROWS; r++)
@@ -386,11 +396,18 @@ static void dir_delta(struct ics_dir *d, const struct ics_dir *then)
 
 static void peers_delta(struct ics_peers *ps, const struct ics_peers *then)
 {
-	int n, d;
+	int n, c, d;
 
-	for (n = 1; n <= ICS_MAX_NODES; n++)
+	for (n = 1; n <= ICS_MAX_NODES; n++) {
 		for (d = 0; d < DIRS; d++)
 			dir_delta(&ps->dir[n][d], &then->dir[n][d]);
+		for (c = 0; c < ICS_CHANNELS; c++) {
+			for (d = 0; d < DIRS; d++) {
+				ps->msgs[n][c][d] = delta(ps->msgs[n][c][d], then->msgs[n][c][d]);
+				ps->bytes[n][c][d] = delta(ps->bytes[n][c][d], then->bytes[n][c][d]);
+			}
+		}
+	}
 }
 
 static void chans_delta(struct ics_chans *cs, const struct ics_chans *then)
@@ -1458,6 +1475,27 @@ static void prom_nodes(const struct ics_nodes *ns)
 	}
 }
 
+/* Each node's messages and bytes per channel: the channels it had traffic on. */
+static void prom_peers(const struct ics_peers *ps)
+{
+	static const char *const what[] = { "messages", "bytes" };
+	int w, id, ch, d;
+
+	for (w = 0; w < 2; w++) {
+		printf("# HELP ics_peer_channel_%s_total Data message %s sent to (tx) or "
+		       "received from (rx) the node on the channel\n"
+		       "# TYPE ics_peer_channel_%s_total counter\n", what[w],
+		       w ? "bytes" : "count", what[w]);
+		for (id = 1; id <= ICS_MAX_NODES; id++)
+			for (ch = 0; ch < ICS_CHANNELS; ch++)
+				for (d = 0; ps->chan[id][ch] && d < DIRS; d++)
+					printf("ics_peer_channel_%s_total{peer=\"%d\",channel=\"%s\","
+					       "direction=\"%s\"} %" PRIu64 "\n", what[w], id,
+					       ics_channel_names[ch], dir_key[d],
+					       w ? ps->bytes[id][ch][d] : ps->msgs[id][ch][d]);
+	}
+}
+
 /* A monotonic time in ns as wall-clock seconds, by this reading's two clocks. */
 static double prom_walltime(const struct snap *s, uint64_t mono_ns)
 {
@@ -1557,6 +1595,7 @@ static void rep_prometheus(const struct rep *r)
 	}
 	prom_chans(&s->cs);
 	prom_nodes(&s->ns);
+	prom_peers(&s->ps);
 	prom_links(&s->ls);
 	if (bound)
 		prom_members(s);
@@ -1587,7 +1626,8 @@ static const struct command {
 	{ "members", NEED_MEMBERS, rep_members },
 	{ "monitor", 0, NULL },
 	{ "show", 0, rep_show },
-	{ "prometheus", NEED_CHANS | NEED_NODES | NEED_LINKS | NEED_MEMBERS, rep_prometheus },
+	{ "prometheus", NEED_CHANS | NEED_NODES | NEED_LINKS | NEED_MEMBERS | NEED_PEERS,
+	  rep_prometheus },
 };
 
 static bool is_cmd(const struct command *c, const char *name)
