@@ -3,7 +3,7 @@
 #
 # Install everything `make check`, `make demo` and `make vmtest` need on a
 # Debian 12 (bookworm) machine: build tools, libnl, sparse, dkms, qemu,
-# virtme-ng, promtool, the node exporter and gnuplot, both supported kernels
+# virtme-ng, promtool, the node exporter, gnuplot and tshark, both supported kernels
 # (bookworm's 6.1 and bookworm-backports' 6.12, image + headers) and both
 # kernels' source tarballs (for the kselftest framework and checkpatch).
 # Idempotent: a second run only checks.
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 stamp=/var/lib/ics-deps.stamp
-want_rev=8
+want_rev=9
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_rev" ] && command -v vng >/dev/null; then
 	exit 0
 fi
@@ -64,7 +64,7 @@ apt-get install -y -qq --no-install-recommends \
 	sparse dkms \
 	qemu-system-x86 qemu-utils busybox-static udev \
 	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema python3-matplotlib \
-	curl gnuplot-nox \
+	curl gnuplot-nox tshark \
 	python3-docutils groff-base \
 	perl python3 python3-pip \
 	linux-source-6.1 \
