@@ -11,7 +11,7 @@
 # (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug); prints the
 # tree's path. Takes ~20 min on 2 cores the first time.
 set -euo pipefail
-rev=3
+rev=4
 tree=${ICS_DEBUG_KERNEL:-/var/cache/ics/linux-debug}
 if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
 	echo "$tree"
@@ -45,6 +45,7 @@ vng --kconfig >/dev/null
 	-e MODULES -e MODULE_UNLOAD \
 	-e NET -e INET -e PACKET -e NET_NS -e VETH -e BRIDGE -e NET_SCH_NETEM \
 	-e NET_SCHED -e UNIX -e TMPFS -e CRYPTO_CRC32C -e LIBCRC32C -m TIPC \
+	-e CRYPTO_POLY1305 -e USER_NS \
 	-d DEBUG_INFO_BTF -d DEBUG_INFO -d DEBUG_INFO_DWARF5 -e DEBUG_INFO_NONE
 make olddefconfig >/dev/null
 make -j"$(nproc)" bzImage modules >build.log 2>&1 || { tail -40 build.log >&2; exit 1; }
