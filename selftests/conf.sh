@@ -10,7 +10,7 @@
 # unit that applies /etc/ics/ics.conf at boot passes systemd-analyze verify.
 #
 #   netns ics$$-a  node 1  veth0 ======= veth0  node 2  netns ics$$-b
-#   netns ics$$-c  fresh, never bound (lo and dum0, a dummy Ethernet NIC)
+#   netns ics$$-c  fresh, never bound (lo and c0, one end of a veth pair)
 #
 # Both members sign with key 2 of two (files in a key directory) and
 # require signatures, with their own tunables and priorities.
@@ -48,7 +48,7 @@ setup()
 			in_ns "$ns" icsctl prio CFS 6 && in_ns "$ns" icsctl prio DLM 0 || return 1
 	done
 	in_ns "$NS_A" icsctl set heartbeat 250000 || return 1
-	ns_add "$NS_C" && ip -n "$NS_C" link add dum0 type dummy && ip -n "$NS_C" link set dum0 up
+	ns_add "$NS_C" && ip -n "$NS_C" link add c0 type veth peer name c1 && ip -n "$NS_C" link set c0 up
 }
 
 # The file is the commands that made the configuration, in an order that
@@ -199,8 +199,8 @@ kernel_refusal_undone()
 	cmp -s "$ICS_TMP/want" "$ICS_TMP/err" || { fail "stderr: $(cat "$ICS_TMP/err")"; return 1; }
 	conf_same "after the refused bind" "$NS_C" "$before" || return 1
 	# the same file with a NIC that takes it; then back to what it was
-	sed -i 's/dev lo/dev dum0/' "$ICS_TMP/lo.conf" && in_ns "$NS_C" icsctl setconf "$ICS_TMP/lo.conf" &&
-		assert_eq "state after setconf with dum0" bound "$(show_get "$NS_C" state)" || return 1
+	sed -i 's/dev lo/dev c0/' "$ICS_TMP/lo.conf" && in_ns "$NS_C" icsctl setconf "$ICS_TMP/lo.conf" &&
+		assert_eq "state after setconf with c0" bound "$(show_get "$NS_C" state)" || return 1
 	in_ns "$NS_C" icsctl unbind && in_ns "$NS_C" icsctl setconf "$before" &&
 		in_ns "$NS_C" icsctl key del 7 || return 1
 	conf_same "unbound and set back" "$NS_C" "$before"
