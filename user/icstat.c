@@ -424,11 +424,41 @@ static void chans_delta(struct ics_chans *cs, const struct ics_chans *then)
 	}
 }
 
+/* The "rows" array: the histogram rows' labels. */
+static void json_rows(struct json *j)
+{
+	int r;
+
+	json_arr_begin(j, "rows");
+	for (r = 0; r < ICS_HIST_ROWS; r++)
+		json_str(j, NULL, ics_hist_labels[r]);
+	json_arr_end(j);
+}
+
+/* The "tx" and "rx" objects of a channel or a peer, those asked for. */
+static void json_dirs(struct json *j, const struct rep *rp, const struct ics_dir *dir)
+{
+	int d, r;
+
+	for (d = 0; d < DIRS; d++) {
+		if (!rp->o->dir[d])
+			continue;
+		json_obj_begin(j, dir_key[d]);
+		json_ctr(j, "msgs", rp, dir[d].msgs);
+		json_ctr(j, "bytes", rp, dir[d].bytes);
+		json_arr_begin(j, "hist");
+		for (r = 0; r < ICS_HIST_ROWS; r++)
+			json_ctr(j, NULL, rp, dir[d].hist[r]);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+}
+
 /* The "channels" array of chanhisttot, chanhist and channels. */
 static void json_chans(struct json *j, const struct rep *rp)
 {
 	const struct ics_chans *cs = &rp->s->cs;
-	int i, d, r;
+	int i;
 
 	json_arr_begin(j, "channels");
 	for (i = 0; i < ICS_CHANNELS; i++) {
@@ -441,18 +471,7 @@ static void json_chans(struct json *j, const struct rep *rp)
 			json_bool(j, "handler", c->handler);
 		if (c->has_prio)
 			json_u64(j, "prio", c->prio);
-		for (d = 0; d < DIRS; d++) {
-			if (!rp->o->dir[d])
-				continue;
-			json_obj_begin(j, dir_key[d]);
-			json_ctr(j, "msgs", rp, c->dir[d].msgs);
-			json_ctr(j, "bytes", rp, c->dir[d].bytes);
-			json_arr_begin(j, "hist");
-			for (r = 0; r < ICS_HIST_ROWS; r++)
-				json_ctr(j, NULL, rp, c->dir[d].hist[r]);
-			json_arr_end(j);
-			json_obj_end(j);
-		}
+		json_dirs(j, rp, c->dir);
 		if (!hist_node)
 			json_ctr(j, "rx_unclaimed", rp, c->rx_unclaimed);
 		json_obj_end(j);
@@ -588,10 +607,7 @@ static void rep_hist(const struct rep *rp)
 		json_head(&j, rp);
 		if (hist_node)
 			json_u64(&j, "peer", hist_node);
-		json_arr_begin(&j, "rows");
-		for (r = 0; r < ICS_HIST_ROWS; r++)
-			json_str(&j, NULL, ics_hist_labels[r]);
-		json_arr_end(&j);
+		json_rows(&j);
 		json_chans(&j, rp);
 		json_obj_end(&j);
 		return;
@@ -643,28 +659,14 @@ static void rep_peerhist(const struct rep *rp)
 	}
 	if (o->fmt.json) {
 		json_head(&j, rp);
-		json_arr_begin(&j, "rows");
-		for (r = 0; r < ICS_HIST_ROWS; r++)
-			json_str(&j, NULL, ics_hist_labels[r]);
-		json_arr_end(&j);
+		json_rows(&j);
 		json_arr_begin(&j, "peers");
 		for (n = 1; n <= ICS_MAX_NODES; n++) {
 			if (!ps->present[n])
 				continue;
 			json_obj_begin(&j, NULL);
 			json_u64(&j, "node", n);
-			for (d = 0; d < DIRS; d++) {
-				if (!o->dir[d])
-					continue;
-				json_obj_begin(&j, dir_key[d]);
-				json_ctr(&j, "msgs", rp, ps->dir[n][d].msgs);
-				json_ctr(&j, "bytes", rp, ps->dir[n][d].bytes);
-				json_arr_begin(&j, "hist");
-				for (r = 0; r < ICS_HIST_ROWS; r++)
-					json_ctr(&j, NULL, rp, ps->dir[n][d].hist[r]);
-				json_arr_end(&j);
-				json_obj_end(&j);
-			}
+			json_dirs(&j, rp, ps->dir[n]);
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
