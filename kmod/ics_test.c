@@ -443,6 +443,8 @@ struct ict_result {
 	int error;
 	u32 rtt_count;
 	u64 rtt_min, rtt_p50, rtt_p90, rtt_p99, rtt_max, rtt_mean;
+	u32 *hist;		/* ICS_RTT_A_HIST's pairs, hist_n of them; kvfree() */
+	u32 hist_n;
 };
 
 static void ict_run_put(struct ict_run *r)
@@ -558,6 +560,39 @@ static int ict_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The bucket of a round trip of @v ns in ICS_RTT_A_HIST (uapi/linux/ics.h). */
+static u32 ict_rtt_bucket(u64 v)
+{
+	int k;
+
+	if (v < (1U << ICS_RTT_HIST_SUB))
+		return v;
+	k = fls64(v) - 1;
+	return ((k - ICS_RTT_HIST_SUB) << ICS_RTT_HIST_SUB) + (u32)(v >> (k - ICS_RTT_HIST_SUB));
+}
+
+/*
+ * The sorted round trips @rtt (@n) become ICS_RTT_A_HIST's (bucket, count)
+ * pairs, in place: pair j takes the bytes of sample j, and is written only
+ * once sample j was read. Returns the number of pairs.
+ */
+static u32 ict_rtt_hist(u64 *rtt, u32 n)
+{
+	u32 *h = (u32 *)rtt, pairs = 0, i, b;
+
+	for (i = 0; i < n; i++) {
+		b = ict_rtt_bucket(rtt[i]);
+		if (pairs && h[2 * pairs - 2] == b) {
+			h[2 * pairs - 1]++;
+			continue;
+		}
+		h[2 * pairs] = b;
+		h[2 * pairs + 1] = 1;
+		pairs++;
+	}
+	return pairs;
+}
+
 /* One message at a time, each answered by the peer's PONG. */
 static int ict_ping_run(struct ict_net *tn, u8 node, u8 channel, u32 size, u32 count,
 			long timeout, struct ict_result *res)
@@ -614,6 +649,9 @@ static int ict_ping_run(struct ict_net *tn, u8 node, u8 channel, u32 size, u32 c
 		res->rtt_p99 = rtt[min(res->rtt_count - 1, res->rtt_count * 99 / 100)];
 		res->rtt_max = rtt[res->rtt_count - 1];
 		res->rtt_mean = div_u64(sum, res->rtt_count);
+		res->hist_n = ict_rtt_hist(rtt, res->rtt_count);
+		res->hist = (u32 *)rtt;
+		rtt = NULL;
 	}
 out:
 	kvfree(buf);
@@ -645,7 +683,8 @@ static int ict_put_rtt(struct sk_buff *msg, const struct ict_result *r)
 	    nla_put_u64_64bit(msg, ICS_RTT_A_P90_NS, r->rtt_p90, ICS_RTT_A_PAD) ||
 	    nla_put_u64_64bit(msg, ICS_RTT_A_P99_NS, r->rtt_p99, ICS_RTT_A_PAD) ||
 	    nla_put_u64_64bit(msg, ICS_RTT_A_MAX_NS, r->rtt_max, ICS_RTT_A_PAD) ||
-	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD))
+	    nla_put_u64_64bit(msg, ICS_RTT_A_MEAN_NS, r->rtt_mean, ICS_RTT_A_PAD) ||
+	    (r->hist_n && nla_put(msg, ICS_RTT_A_HIST, r->hist_n * 2 * sizeof(u32), r->hist)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
@@ -703,13 +742,26 @@ static int ict_nl_send(struct sk_buff *skb, struct genl_info *info)
 		err = ict_gen(tn, node, ch, size, count, flags, timeout, &r);
 	module_put(THIS_MODULE);	/* our caller, genl_rcv(), keeps the family */
 	if (err && !r.sent)
-		return err;
+		goto out;
 	if (err && !r.error)
 		r.error = err;
 
-	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	/*
+	 * The histogram takes at most ICS_RTT_HIST_BUCKETS pairs, 58 KiB:
+	 * within an attribute's u16 length. Where memory is too fragmented
+	 * for it, the reply goes without (the caller sees it missing).
+	 */
+	BUILD_BUG_ON(NLA_HDRLEN + ICS_RTT_HIST_BUCKETS * 2 * sizeof(u32) +
+		     ICS_RTT_A_MAX * 2 * (NLA_HDRLEN + sizeof(u64)) > U16_MAX);
+	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE + nla_total_size(r.hist_n * 2 * sizeof(u32)),
+			  GFP_KERNEL | __GFP_NOWARN);
+	if (!msg) {
+		r.hist_n = 0;
+		msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	}
+	err = -ENOMEM;
 	if (!msg)
-		return -ENOMEM;
+		goto out;
 	hdr = genlmsg_put_reply(msg, info, &ict_family, 0, ICS_TEST_CMD_SEND);
 	if (!hdr || nla_put_u32(msg, ICS_TEST_A_SENT, r.sent) ||
 	    nla_put_u32(msg, ICS_TEST_A_DONE, r.done) ||
@@ -717,10 +769,14 @@ static int ict_nl_send(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, ICS_TEST_A_ERROR, -r.error) ||
 	    ((flags & ICS_TEST_F_PING) && ict_put_rtt(msg, &r))) {
 		nlmsg_free(msg);
-		return -EMSGSIZE;
+		err = -EMSGSIZE;
+		goto out;
 	}
 	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	err = genlmsg_reply(msg, info);
+out:
+	kvfree(r.hist);
+	return err;
 }
 
 static int ict_nl_attach(struct sk_buff *skb, struct genl_info *info)

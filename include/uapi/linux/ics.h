@@ -1016,9 +1016,24 @@ enum ics_rtt_attr {
 	ICS_RTT_A_MAX_NS,	/* u64 */
 	ICS_RTT_A_MEAN_NS,	/* u64 */
 	ICS_RTT_A_P90_NS,	/* u64 */
+	ICS_RTT_A_HIST,		/* binary, see below */
 	__ICS_RTT_A_LAST
 };
 #define ICS_RTT_A_MAX (__ICS_RTT_A_LAST - 1)
+
+/*
+ * ICS_RTT_A_HIST: every round trip of the run in a log-linear histogram,
+ * as __u32 pairs (bucket, count), in bucket order, empty buckets left out.
+ * A round trip of v ns is in bucket v if v < 2^ICS_RTT_HIST_SUB, else,
+ * with k = floor(log2(v)), in
+ *   ((k - ICS_RTT_HIST_SUB) << ICS_RTT_HIST_SUB) + (v >> (k - ICS_RTT_HIST_SUB))
+ * which holds the 2^(k - ICS_RTT_HIST_SUB) values from
+ * (v >> (k - ICS_RTT_HIST_SUB)) << (k - ICS_RTT_HIST_SUB) on: exact below
+ * 256 ns, a bucket is at most 1/128 of its values above. Histograms of
+ * several runs add up bucket by bucket.
+ */
+#define ICS_RTT_HIST_SUB	7
+#define ICS_RTT_HIST_BUCKETS	((65 - ICS_RTT_HIST_SUB) << ICS_RTT_HIST_SUB)
 
 /* ICS_TEST_A_FLAGS */
 #define ICS_TEST_F_WAIT		0x01	/* wait until every message is done or failed */
