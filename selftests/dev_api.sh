@@ -20,9 +20,9 @@
 # at bind (ICS_ATTACH=none), and the steps between the groups of cases
 # attach it where they need it: on node 2's TEST for the requests of the
 # first cases, nowhere for the /dev/ics readers of node 2 after them, on
-# TEST again for icsperf --peer kernel, then on KCH, DLM and CFSR (node 1:
-# CFSR) for icsperf --peer kernel -P 2 and -k while an icsperf server holds
-# node 2's TEST.
+# TEST again for icsperf --peer kernel, then on KCH and CFSR (node 1:
+# CFSR) for icsperf --peer kernel -P 2 (both streams on KCH) and -k while
+# an icsperf server holds node 2's TEST.
 
 ICS_ATTACH=none
 . "$(dirname "$0")/lib.sh"
@@ -462,16 +462,19 @@ perf_kernel_peer()
 		{ fail "icsperf lat: $(cat "$out")"; return 1; }
 	n=$(perf_sum "$out" msgs)
 	[ "$n" -gt 0 ] || { fail "no round trips"; return 1; }
-	assert_eq "node 1 TEST tx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" tx)" || return 1
-	assert_eq "node 2 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_B" rx)" || return 1
-	tsvc_grew TEST rx_msgs="$n" rx_ok="$n" rx_bad=0 answers="$n" answer_drops=0 || return 1
-	assert_eq "node 1 TEST rx msgs = icsperf's" "$n" "$(chan_delta "$NS_A" rx)" || return 1
+	# and its probe, one more round trip
+	assert_eq "node 1 TEST tx msgs = icsperf's + 1" $((n + 1)) "$(chan_delta "$NS_A" tx)" || return 1
+	assert_eq "node 2 TEST rx msgs = icsperf's + 1" $((n + 1)) "$(chan_delta "$NS_B" rx)" || return 1
+	tsvc_grew TEST rx_msgs=$((n + 1)) rx_ok=$((n + 1)) rx_bad=0 answers=$((n + 1)) \
+		answer_drops=0 || return 1
+	assert_eq "node 1 TEST rx msgs = icsperf's + 1" $((n + 1)) "$(chan_delta "$NS_A" rx)" || return 1
 	jget '"%s %s" % (j["results"][0]["size"], j["results"][1]["size"])' < "$out" |
 		{ read -r a; assert_eq "sizes" "64 4096" "$a"; }
 }
 
 # Against an icsperf server: a window of 16, each answered with 0 bytes;
-# two more messages each way ask the server for its CPU time.
+# three more messages each way: the probe, and two that ask the server for
+# its CPU time.
 perf_user_peer()
 {
 	local out=$ICS_TMP/stream.json n
@@ -483,9 +486,9 @@ perf_user_peer()
 		{ fail "icsperf stream: $(cat "$out")"; return 1; }
 	n=$(perf_sum "$out" msgs)
 	[ "$n" -gt 16 ] || { fail "stream moved only $n messages"; return 1; }
-	assert_eq "node 1 TEST tx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_A" tx)" || return 1
-	assert_eq "node 2 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_B" rx)" || return 1
-	assert_eq "node 1 TEST rx msgs = icsperf's + 2" $((n + 2)) "$(chan_delta "$NS_A" rx)" || return 1
+	assert_eq "node 1 TEST tx msgs = icsperf's + 3" $((n + 3)) "$(chan_delta "$NS_A" tx)" || return 1
+	assert_eq "node 2 TEST rx msgs = icsperf's + 3" $((n + 3)) "$(chan_delta "$NS_B" rx)" || return 1
+	assert_eq "node 1 TEST rx msgs = icsperf's + 3" $((n + 3)) "$(chan_delta "$NS_A" rx)" || return 1
 	[ "$(jget 'j["results"][0]["cpu_us_per_msg_remote"] is not None' < "$out")" = true ] ||
 		fail "no CPU time from the server: $(cat "$out")" || return 1
 	perf_user_sink
@@ -493,7 +496,8 @@ perf_user_peer()
 
 # Without a window (-w 0) the server sinks, and icsperf counts what the
 # server read (its count, asked before and after): node 2 received those
-# and the requests (two counts, possibly asked again, and the CPU time),
+# and the requests (the probe, two counts, possibly asked again, and the
+# CPU time),
 # and dropped none (flow control holds a sender faster than the reader);
 # node 1 sent at least as many as the server read.
 perf_user_sink()
@@ -511,12 +515,13 @@ perf_user_sink()
 	echo "# -w 0: the server read $n messages; $other more arrived (requests)"
 	assert_eq "messages dropped on node 2" "$drops0" "$(stat_get "$NS_B" dev_rx_drops)" ||
 		return 1
-	[ "$other" -ge 4 ] && [ "$other" -le 16 ] ||
-		fail "node 2: TEST messages received - read = $other, want the 4..16 requests read"
+	[ "$other" -ge 5 ] && [ "$other" -le 16 ] ||
+		fail "node 2: TEST messages received - read = $other, want the 5..16 requests read"
 }
 
 # The other modes run and report: bistream, rr-load (against the icsperf
-# server on TEST), -P 2 against node 2's test service (KCH and DLM), -k
+# server on TEST), -P 2 against node 2's test service (both streams on
+# KCH, adding up to the total), -k
 # (kernel<->kernel: the test services of both nodes, on CFSR). A bistream
 # of 16 x 4 MiB each way can overrun half of either reader's buffer: then
 # both sides pause the other, and icsperf must keep reading while its
@@ -533,6 +538,8 @@ perf_modes()
 			{ fail "icsperf $t: $(cat "$out")"; return 1; }
 		[ "$(jget 'all(r["msgs"] > 0 for r in j["results"])' < "$out")" = true ] ||
 			{ fail "icsperf $t: a point with no messages: $(cat "$out")"; return 1; }
+		[ "$(jget 'all(r["msgs"] == sum(s["msgs"] for s in r.get("streams", [r])) for r in j["results"])' < "$out")" = true ] ||
+			{ fail "icsperf $t: streams do not add up: $(cat "$out")"; return 1; }
 	done
 	for t in "$NS_A" "$NS_B"; do
 		wait_eq 60 0 "$t: messages the test service took, not counted yet" \
@@ -548,7 +555,7 @@ not_loaded()
 	pkill -x icsperf
 	pkill -f ics_dev.py
 	ics_unload || return 1
-	expect_err 1 'ics: /dev/ics: no such device \(is the ics module loaded\?\)' icsperf lat 2
+	expect_err 1 'icsperf: /dev/ics: no such device \(is the ics module loaded\?\)' icsperf lat 2
 }
 
 step_add setup
@@ -575,7 +582,7 @@ case_add "icsperf lat against node 2's test service: counts equal the kernel's a
 	perf_kernel_peer
 # an icsperf server takes node 2's TEST; -P 2 --peer kernel and -k use the
 # test services on other channels
-step_add tsvc_attach "$NS_B" KCH DLM CFSR
+step_add tsvc_attach "$NS_B" KCH CFSR
 step_add tsvc_attach "$NS_A" CFSR
 case_add "icsperf stream against icsperf server: counts equal the kernel's" perf_user_peer
 case_add "icsperf bistream, rr-load, -P 2 and -k against test services run and report every point" \

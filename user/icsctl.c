@@ -33,6 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: icsctl COMMAND\n"
+		"       icsctl --version\n"
 		"\n"
 		"Commands:\n"
 		"  bind dev DEV node N [cluster C]  bind this network namespace's ics to DEV\n"
@@ -1204,6 +1205,9 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("icsctl %s\n", ICS_VERSION);
 			return 0;
 		} else if (!fmt_opt(argv[i])) {
 			icsnl_usage_err("unknown option \"%s\" (try \"icsctl help\")", argv[i]);

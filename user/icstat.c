@@ -1900,6 +1900,7 @@ static void usage(FILE *f)
 		"  -N NODE    links: only the link to node NODE (or --node NODE);\n"
 		"             chanhisttot, chanhist: the traffic with node NODE only\n"
 		"  -h, --help this text\n"
+		"  --version  icstat's version\n"
 		"\n"
 		"Several of chanhisttot, peerhisttot, channels, nodes, links, members and\n"
 		"show run one after another in one call, from one reading of the\n"
@@ -1910,8 +1911,9 @@ static void usage(FILE *f)
 /* argv's commands into @cmds (room for argc); their number. */
 static int parse_args(int argc, char **argv, struct opts *o, const struct command **cmds)
 {
-	enum { OPT_SHARE = 256, OPT_CSV };
+	enum { OPT_SHARE = 256, OPT_CSV, OPT_VERSION };
 	static const struct option long_opts[] = {
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "tx", no_argument, NULL, 't' },
 		{ "rx", no_argument, NULL, 'R' },
 		{ "node", required_argument, NULL, 'N' },
@@ -1937,6 +1939,9 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		case 'p':
 			o->fmt.json = o->fmt.pretty = true;
 			break;
+		case OPT_VERSION:
+			printf("icstat %s\n", ICS_VERSION);
+			exit(0);
 		case OPT_CSV:
 			o->csv = true;
 			break;

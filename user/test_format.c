@@ -8,6 +8,7 @@
  * Output is TAP: "ok N name" or "not ok N name", then the plan.
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <netlink/msg.h>
 
 #include "blake2s.h"
+#include "hist.h"
 #include "icsconf.h"
 #include "icsnl.h"
 
@@ -1041,6 +1043,74 @@ static void test_msgs(void)
 	msg_eq(1, ICS_CH_CFS, 7, 0, 0, 0, "5928ace58aa2f5", "test message: 7 bytes, pattern only");
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Round trip histograms (hist.c), against exact order statistics. */
+static void test_rtt_hist(void)
+{
+	static struct hist a, b, ab;
+	static uint64_t v[100000];
+	const double q[] = { 0.5, 0.9, 0.99 };
+	uint32_t pairs[4] = { 3, 1, ICS_RTT_HIST_BUCKETS, 1 };
+	bool ok = true, lows = true;
+	unsigned int i, k, bk;
+	uint64_t x = 88172645463325252ull, e, got;
+	char name[96];
+
+	for (i = 0; i < 256; i++)
+		ok &= hist_bucket(i) == i && hist_low(i) == i;
+	result(ok, "hist: one bucket per value below 256 ns");
+	for (i = 0, ok = true; i < 2000000 && lows; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		e = x >> (x & 63);	/* every magnitude */
+		bk = hist_bucket(e);
+		lows &= bk < ICS_RTT_HIST_BUCKETS && hist_low(bk) <= e &&
+			(bk + 1 == ICS_RTT_HIST_BUCKETS || e < hist_low(bk + 1));
+		/* a bucket holds at most 1/128 of its least value */
+		lows &= bk < 256 || bk + 1 == ICS_RTT_HIST_BUCKETS ||
+			(hist_low(bk + 1) - hist_low(bk)) * 128 <= hist_low(bk);
+	}
+	result(lows, "hist: every value in its bucket, buckets at most 1/128 wide");
+	result(hist_bucket(UINT64_MAX) == ICS_RTT_HIST_BUCKETS - 1 && hist_bucket(255) == 255 &&
+	       hist_bucket(256) == 256 && hist_bucket(257) == 256 && hist_bucket(258) == 257,
+	       "hist: the first and last buckets");
+
+	hist_reset(&a);
+	hist_reset(&b);
+	hist_reset(&ab);
+	for (i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v[i] = 1000 + x % 2000000 / (1 + (x >> 40) % 50);	/* 1 µs .. 2 ms, skewed */
+		hist_add(i % 3 ? &a : &b, v[i]);
+		hist_add(&ab, v[i]);
+	}
+	hist_merge(&a, &b);
+	result(!memcmp(&a, &ab, sizeof(a)), "hist: merged halves equal the whole");
+	qsort(v, 100000, sizeof(v[0]), cmp_u64);
+	for (k = 0; k < 3; k++) {
+		e = v[(uint64_t)(100000 * q[k])];
+		got = hist_quantile(&ab, q[k]);
+		snprintf(name, sizeof(name), "hist: p%g %" PRIu64 " ns within 1/256 of the exact %"
+			 PRIu64, q[k] * 100, got, e);
+		result((got > e ? got - e : e - got) * 256 <= e, name);
+	}
+	result(hist_quantile(&ab, 1) == v[99999] && ab.min == v[0] && ab.n == 100000,
+	       "hist: max, min and count exact");
+	hist_reset(&a);
+	result(hist_add_pairs(&a, pairs, 12) == -EPROTO && hist_add_pairs(&a, pairs, 16) == -EPROTO &&
+	       a.n == 0 && hist_add_pairs(&a, pairs, 8) == 0 && a.n == 1 && a.b[3] == 1 &&
+	       hist_quantile(&a, 0.5) == 3, "hist: the kernel's pairs, malformed ones refused whole");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -1159,6 +1229,7 @@ int main(void)
 	membership();
 
 	hist_labels();
+	test_rtt_hist();
 
 	json(false, "{\"a\": 18446744073709551615, \"b\": [true, \"q\\\"\\\\\\n\\u0001\"], "
 	     "\"c\": {}, \"d\": []}\n");
