@@ -15,6 +15,8 @@
 #                        (built once by scripts/debug-kernel.sh, ~20 min; the
 #                        run takes hours under TCG; VMTEST_FLAGS="-t T.sh")
 #   make bench           latency and throughput, side by side with TCP/TIPC
+#   make bench-quick     the deterministic mode (qemu -icount) on a few points,
+#                        against bench/baseline-icount.json (in make check)
 #   make demo            a 3-member cluster in a VM, traffic, icstat chanhisttot
 #   make install         install module (running kernel) and tools
 
@@ -25,7 +27,7 @@ KVERS ?= $(notdir $(wildcard /lib/modules/6.1.*-amd64 /lib/modules/6.12.*-amd64)
 KDIR ?=
 
 .PHONY: all module modules user selftests check deps vmtest vmtest-cluster vmtest-debug \
-	debug-kernel modules-debug bench demo dkms-test style sparse w1 install clean
+	debug-kernel modules-debug bench bench-quick demo dkms-test style sparse w1 install clean
 
 all: module user
 
@@ -109,6 +111,10 @@ vmtest-debug: modules-debug user selftests
 bench: deps
 	@$(MAKE) -s modules user
 	@bash scripts/bench.sh
+
+bench-quick: deps
+	@$(MAKE) -s modules user
+	@bash scripts/bench-quick.sh
 
 demo: deps
 	@$(MAKE) -s modules user

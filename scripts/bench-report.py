@@ -435,6 +435,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "..", "bench", "results"))
     ap.add_argument("--layout", choices=["a", "b"], default="a")
+    ap.add_argument("--mode", choices=["wall", "icount"], default="wall",
+                    help="icount: the guest's clock counted instructions (bench.sh BENCH_ICOUNT=1)")
     args = ap.parse_args()
     global LAYOUT, TARGETS
     LAYOUT = args.layout
@@ -447,7 +449,8 @@ def main():
     mtus = sorted({k[0] for k in agg}, reverse=True)
     present = {k[1] for k in agg}
     os.makedirs(args.out, exist_ok=True)
-    stem = "%s-%s-%s" % (args.date[:10], args.kver, LAYOUT)
+    stem = "%s-%s-%s%s" % (args.date[:10], args.kver, LAYOUT,
+                           "-icount" if args.mode == "icount" else "")
     raw = os.path.join(args.out, stem + ".jsonl")
     if not (os.path.exists(raw) and os.path.samefile(args.jsonl, raw)):
         shutil.copyfile(args.jsonl, raw)
@@ -503,7 +506,15 @@ def main():
         "messages; see the notes for how each tool measures it" % (
             "both ends" if LAYOUT == "a" else "the client's VM; icsperf adds its server's"),
     ]
-    if args.accel != "KVM":
+    if args.mode == "icount":
+        md.append("- deterministic mode (qemu -icount shift=0,sleep=off): the guest's clock "
+                  "advances one nanosecond per instruction executed and skips idle time, so "
+                  "1 µs is 1000 guest instructions and 1 MB/s is one byte per 1000 "
+                  "instructions: a figure is the work done on the path, by every CPU, and "
+                  "repeats from boot to boot. It is not a wall time on hardware: every "
+                  "instruction costs the same, and caches, memory latency and a real NIC "
+                  "(DMA, interrupt coalescing) are not modelled")
+    elif args.accel != "KVM":
         md.append("- the VM is emulated (TCG): absolute figures are the emulator's; the "
                   "ratios between transports measured in the same boot are the ones to read")
     for k, v in sorted(unavail.items()):

@@ -50,6 +50,8 @@
 #                         loads TIPC, ics only when it names them)
 #   BENCH_PIN             "0 1": the client's vCPU, the server's
 #   BENCH_STATS_SIZE      65536: the streams that measure what statistics cost
+#   BENCH_COSTS           "stats auth": what statistics and a cluster key
+#                         cost (stats_cost, auth_cost below); "": neither
 set -u
 res=$1
 stage=$res/stage
@@ -430,8 +432,8 @@ for mtu in $MTUS; do
 			esac
 		done
 	done
-	stats_cost "$mtu"
-	auth_cost "$mtu"
+	case " ${BENCH_COSTS-stats auth} " in *" stats "*) stats_cost "$mtu" ;; esac
+	case " ${BENCH_COSTS-stats auth} " in *" auth "*) auth_cost "$mtu" ;; esac
 	teardown
 done
 rm -f "$tmp.out" "$tmp.err"

@@ -34,13 +34,26 @@
 #   BENCH_LAYOUTS     "a b" (default): (a) one VM, two namespaces, one veth;
 #                     (b) two VMs, one dedicated virtio NIC (scripts/bench-b.sh)
 #   BENCH_RESULTS_DIR where the transport report goes (default bench/results)
+#   BENCH_OUT         the run's directory (default build/bench), emptied first
 #   BENCH_TIMEOUT     seconds before the VM is killed (default 5400)
+#   BENCH_COSTS       "stats auth" (default): the transport runs that
+#                     measure what statistics and a cluster key cost
+#   BENCH_ICOUNT=1    the deterministic mode, layout a only: qemu
+#                     -icount shift=0,sleep=off (below)
 #   ICS_KVM=1         use KVM instead of TCG, where KVM works
 #
 # The VM runs under TCG by default (KVM cannot boot a stock kernel on the
 # machines this was written on): absolute numbers are those of an emulated
 # CPU and mean little; the ratios between ics and TCP, measured on the same
 # link in the same boot, are the figures to read.
+#
+# BENCH_ICOUNT=1: the guest's clock counts instructions instead (qemu's
+# -icount shift=0,sleep=off: one instruction a nanosecond, idle time
+# skipped), so a figure is the work done on the path and repeats from boot
+# to boot. It is not a wall time on hardware: every instruction costs the
+# same, caches, memory and a real NIC (its DMA, its interrupt coalescing)
+# are not modelled. Two VMs keep two such clocks, which do not agree:
+# layout b does not run in this mode.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd -P)
 kver=${BENCH_KVER:-$(cd /lib/modules && ls -d 6.12.*-amd64 2>/dev/null | head -n1)}
@@ -55,7 +68,7 @@ for t in icsctl icstat; do
 done
 command -v vng >/dev/null || { echo "bench: vng not installed (make deps)" >&2; exit 1; }
 
-res=$root/build/bench
+res=${BENCH_OUT:-$root/build/bench}
 rm -rf "$res"
 mkdir -p "$res/stage"
 cp "$ko" "${ko%/*}/ics_test.ko" "$root/user/icsctl" "$root/user/icstat" "$root/scripts/bench-members.py" \
@@ -70,6 +83,8 @@ fi
 # (every counter and histogram update compiled out), built beside it with
 # its own test service.
 nostats=$res/nostats
+case " ${BENCH_COSTS-stats auth} " in
+*" stats "*)
 mkdir -p "$nostats/kmod"
 ln -s "$root"/kmod/*.c "$root"/kmod/*.h "$root/kmod/Kbuild" "$nostats/kmod/"
 ln -s "$root/include" "$nostats/include"
@@ -80,6 +95,8 @@ if make -s -C "/lib/modules/$kver/build" M="$nostats/kmod" ICS_NO_STATS=y module
 else
 	echo "bench: building ics without statistics failed (${res#$root/}/nostats.log); its runs are skipped"
 fi
+;;
+esac
 gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-peer.c" -lm ||
 	{ echo "bench: building bench-peer failed" >&2; exit 1; }
 {
@@ -92,7 +109,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$res/stage/bench-peer" "$root/scripts/bench-pe
 	# The rest only when set (an empty BENCH_RATES means no rr-load).
 	for v in BENCH_PARTS BENCH_REPS BENCH_SECS BENCH_SIZES BENCH_STREAM_SIZES \
 		BENCH_RATES BENCH_LOAD_SIZE BENCH_TRANSPORT_LIST BENCH_PIN BENCH_STATS_SIZE \
-		BENCH_AUTH_SIZES; do
+		BENCH_AUTH_SIZES BENCH_COSTS; do
 		[ -n "${!v+x}" ] && printf '%s=%q\n' "$v" "${!v}"
 	done
 } > "$res/stage/env"
@@ -109,15 +126,25 @@ accel=--disable-kvm
 date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 LAYOUTS=${BENCH_LAYOUTS:-a b}
+qopts=() mode=wall accel_label=${accel:-KVM}
+if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
+	[ -z "$accel" ] && { echo "bench: BENCH_ICOUNT=1 needs TCG, not ICS_KVM=1" >&2; exit 1; }
+	qopts=(--qemu-opts "-icount shift=0,sleep=off")
+	mode=icount accel_label="TCG, -icount shift=0,sleep=off"
+	if [[ " $LAYOUTS " == *" b "* ]]; then
+		echo "bench: BENCH_ICOUNT=1: layout b skipped (two VMs' instruction clocks do not agree)"
+		LAYOUTS=a
+	fi
+fi
 py=python3
 if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 	py=/usr/bin/python3
 fi
 if [[ " $LAYOUTS " == *" a "* ]]; then
-echo "bench: layout a: booting $kver (${accel:-KVM}), results in ${res#$root/}"
+echo "bench: layout a: booting $kver ($accel_label), results in ${res#$root/}"
 t0=$SECONDS
 timeout --foreground -k 30 "${BENCH_TIMEOUT:-5400}" \
-	vng --run "/boot/vmlinuz-$kver" $accel --user root --cpus 2 --memory 2G \
+	vng --run "/boot/vmlinuz-$kver" $accel "${qopts[@]}" --user root --cpus 2 --memory 2G \
 	--rwdir "$res" -- bash "$root/scripts/bench-guest.sh" "$res" \
 	< /dev/null 2>&1 | tee "$res/console.log" | grep --line-buffered '^bench: '
 wall=$((SECONDS - t0))
@@ -128,7 +155,7 @@ fi
 
 BENCH_ENV=$(env | grep -E '^(BENCH_[A-Z_]+|ICS_KVM)=' | sort | tr '\n' ' ')
 export BENCH_ENV
-python3 - "$res" "$kver" "$date_utc" "$rev" "${accel:-KVM}" "$wall" \
+python3 - "$res" "$kver" "$date_utc" "$rev" "$accel_label" "$wall" \
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" <<'PYEOF'
 import json, os, sys
 res, kver, date, rev, accel, wall, cpu = sys.argv[1:]
@@ -280,8 +307,8 @@ PYEOF
 # python3-matplotlib serves /usr/bin/python3, which need not be the
 # python3 first on PATH.
 if [ -s "$res/transports.jsonl" ]; then
-	"$py" "$root/scripts/bench-report.py" --kver "$kver" --accel="${accel:-KVM}" \
-		--rev "$rev" --date "$date_utc" --wall "$wall" \
+	"$py" "$root/scripts/bench-report.py" --kver "$kver" --accel="$accel_label" \
+		--mode "$mode" --rev "$rev" --date "$date_utc" --wall "$wall" \
 		--out "${BENCH_RESULTS_DIR:-$root/bench/results}" "$res/transports.jsonl" ||
 		{ echo "bench: bench-report.py failed" >&2; exit 1; }
 fi
