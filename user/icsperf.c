@@ -1319,9 +1319,8 @@ static void probe(int fd, struct icsnl *nl)
 	}
 	if (err == -ETIMEDOUT) {
 		icsnl_err("no icsperf server answers on node %u, channel %s, in 1 s (start one "
-			  "there: icsperf server -c %s%s; or use its test service: --peer kernel)",
-			  o.node, ics_channel_names[o.channel], ics_channel_names[o.channel],
-			  o.streams > 1 ? "" : "");
+			  "there: icsperf server -c %s; or use its test service: --peer kernel)",
+			  o.node, ics_channel_names[o.channel], ics_channel_names[o.channel]);
 		exit(1);
 	}
 	if (err == -EINTR)
