@@ -501,14 +501,18 @@ static void json_us(struct json *j, const char *key, bool have, double us)
 static void meter_tick(struct meter *m, uint32_t size, uint32_t rate, uint64_t msgs,
 		       uint64_t bytes, const uint64_t *smsgs)
 {
-	uint64_t t = now_ns();
-	double s = (t - m->last) / 1e9, p50 = 0, p99 = 0;
+	uint64_t t;
+	double s, p50 = 0, p99 = 0;
 	bool rtt = m->ih && m->ih->n;
 	char when[48];
 	int i;
 
-	if (!o.interim || t < m->next)
+	if (!o.interim)		/* no clock read per message without -D */
 		return;
+	t = now_ns();
+	if (t < m->next)
+		return;
+	s = (t - m->last) / 1e9;
 	m->next += o.interim * 1e9;
 	if (m->next < t)	/* a late tick: the next interval is whole */
 		m->next = t + o.interim * 1e9;
