@@ -132,7 +132,7 @@ style:
 	@bash scripts/ksft-extract.sh >/dev/null
 	@perl $(CHECKPATCH) --no-tree --terse --show-types --ignore FILE_PATH_CHANGES \
 		-f $(filter-out %.mod.c,$(wildcard kmod/*.c selftests/ics_echo/*.c)) kmod/*.h include/net/ics.h \
-		include/uapi/linux/ics.h | \
+		include/uapi/linux/ics.h user/bpf/ics_nic.bpf.c user/nic.h | \
 		grep -v '^total: 0 errors, 0 warnings' | { ! grep .; }
 	@python3 scripts/check-docs.py
 	@for m in $(wildcard build/*/kmod/ics.ko); do \

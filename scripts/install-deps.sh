@@ -3,7 +3,8 @@
 #
 # Install everything `make check`, `make demo` and `make vmtest` need on a
 # Debian 12 (bookworm) machine: build tools, libnl, sparse, dkms, qemu,
-# virtme-ng, promtool, the node exporter, gnuplot and tshark, both supported kernels
+# virtme-ng, promtool, the node exporter, gnuplot and tshark, clang, libbpf
+# and bpftool (icsctl nic's tc program), both supported kernels
 # (bookworm's 6.1 and bookworm-backports' 6.12, image + headers) and both
 # kernels' source tarballs (for the kselftest framework and checkpatch).
 # Idempotent: a second run only checks.
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 stamp=/var/lib/ics-deps.stamp
-want_rev=9
+want_rev=10
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_rev" ] && command -v vng >/dev/null; then
 	exit 0
 fi
@@ -65,6 +66,7 @@ apt-get install -y -qq --no-install-recommends \
 	qemu-system-x86 qemu-utils busybox-static udev \
 	iproute2 ethtool iputils-ping procps jq python3-yaml python3-jsonschema python3-matplotlib \
 	curl gnuplot-nox tshark \
+	clang llvm libbpf-dev bpftool \
 	python3-docutils groff-base \
 	perl python3 python3-pip \
 	linux-source-6.1 \

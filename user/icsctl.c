@@ -26,6 +26,7 @@
 
 #include "icsconf.h"
 #include "icsnl.h"
+#include "nicview.h"
 
 #define ICS_KEYDIR	"/etc/ics/keys"
 
@@ -77,6 +78,9 @@ static void usage(FILE *f)
 		"                                   the same as send\n"
 		"  test show [-j] [-p] [-n]         ics_test's channels, counters and hashes\n"
 		"  test reset                       zero ics_test's counters and hashes\n"
+		"  nic attach DEV                   count every frame DEV sends and receives,\n"
+		"                                   by class, with a tc BPF program (icstat nic)\n"
+		"  nic detach DEV                   remove that program and its counters\n"
 		"  help                             this text\n"
 		"\n"
 		"Channels: BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST\n"
@@ -1192,6 +1196,7 @@ static const struct command commands[] = {
 	{ "showconf", cmd_showconf, false, false },
 	{ "setconf", cmd_setconf, false, false },
 	{ "test", cmd_test, true, true },	/* each subcommand checks its own */
+	{ "nic", ics_nic_cmd, false, false },
 };
 
 int main(int argc, char **argv)
