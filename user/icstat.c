@@ -6,6 +6,7 @@
  * user.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,6 +22,7 @@
 #include <netlink/genl/genl.h>
 
 #include "icsnl.h"
+#include "nicview.h"
 
 enum { TX, RX, DIRS };
 
@@ -32,6 +34,13 @@ static const char *const dir_title[DIRS] = { "Sent:", "Received:" };
  * with this node (GET_PEER_CHANNELS), not all of it; 0: all of it.
  */
 static uint32_t hist_node;
+
+/*
+ * nic DEV: the device (NULL: the one ics is bound to); nic_only: no other
+ * command, and a device named, so ics itself is not read (nor needed).
+ */
+static const char *nic_dev;
+static bool nic_only;
 
 /* A histogram's title: "Sent:", or with -N "Sent to node 2:" */
 static void print_dir_title(int d)
@@ -52,6 +61,7 @@ struct opts {
 	uint32_t interval;	/* -i: seconds between reports, 0: one report */
 	uint32_t count;		/* -c: reports, 0: until interrupted */
 	uint32_t node;		/* -N: links, chanhisttot, chanhist of node N; 0: all */
+	const char *nic_dev;	/* nic DEV; NULL: the device ics is bound to */
 };
 
 struct ics_dir {
@@ -100,7 +110,14 @@ struct ics_members {
 };
 
 /* One reading of the counters the commands need, and when it was taken. */
-enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8, NEED_PEERS = 16 };
+enum { NEED_CHANS = 1, NEED_NODES = 2, NEED_LINKS = 4, NEED_MEMBERS = 8, NEED_PEERS = 16,
+       NEED_NIC = 32 };
+
+/* nic: a device's counters and the classes that counted since attach */
+struct nic_view {
+	struct ics_nic_snap n;
+	bool seen[ICS_NIC_CLASSES];
+};
 
 
 struct snap {
@@ -114,6 +131,7 @@ struct snap {
 	struct ics_links ls;
 	struct ics_members ms;
 	struct ics_peers ps;
+	struct nic_view nic;
 };
 
 /* One report: the values it shows (totals, or one interval's change) and when. */
@@ -1564,6 +1582,430 @@ static void prom_members(const struct snap *s)
 			       (unsigned long long)ms->m[i].v[ICS_MEMBER_A_HB_MISSED]);
 }
 
+/*
+ * nic: the NIC view (icsctl nic attach), every frame on a device by class.
+ * Directions are the device's: rx what it received, tx what it sent.
+ */
+
+/* struct ics_nic_snap's direction for icstat's TX and RX */
+static const int nic_dir[DIRS] = { [TX] = ICS_NIC_TX, [RX] = ICS_NIC_RX };
+
+#define NIC_TOP_ETYPES	5	/* the table's ethertypes, by bytes; the rest in one row */
+
+static void nic_ctr_delta(struct ics_nic_ctr *c, const struct ics_nic_ctr *then)
+{
+	int r;
+
+	c->frames = delta(c->frames, then->frames);
+	c->bytes = delta(c->bytes, then->bytes);
+	c->skbs = delta(c->skbs, then->skbs);
+	for (r = 0; r < ICS_HIST_ROWS; r++)
+		c->hist[r] = delta(c->hist[r], then->hist[r]);
+}
+
+static void nic_ctr_add(struct ics_nic_ctr *sum, const struct ics_nic_ctr *c)
+{
+	int r;
+
+	sum->frames += c->frames;
+	sum->bytes += c->bytes;
+	sum->skbs += c->skbs;
+	for (r = 0; r < ICS_HIST_ROWS; r++)
+		sum->hist[r] += c->hist[r];
+}
+
+/* Which classes have counted a frame since attach: the rows of a report. */
+static void nic_seen(struct nic_view *v)
+{
+	int c;
+
+	for (c = 0; c < ICS_NIC_CLASSES; c++)
+		v->seen[c] = v->n.c[ICS_NIC_RX][c].frames || v->n.c[ICS_NIC_TX][c].frames;
+}
+
+/*
+ * @v becomes its change since @then. A counter that went down belongs to a
+ * program attached again: its value now is the change. The rows stay those
+ * seen since attach, so that an interval log keeps a row once it appeared.
+ */
+static void nic_delta(struct nic_view *v, const struct nic_view *then)
+{
+	int d, c, k, i;
+
+	for (d = 0; d < ICS_NIC_DIRS; d++)
+		for (c = 0; c < ICS_NIC_CLASSES; c++)
+			nic_ctr_delta(&v->n.c[d][c], &then->n.c[d][c]);
+	for (k = 0; k < v->n.n_etypes; k++)
+		for (i = 0; i < then->n.n_etypes; i++)
+			if (then->n.et[i].type == v->n.et[k].type &&
+			    then->n.et[i].dir == v->n.et[k].dir) {
+				nic_ctr_delta(&v->n.et[k].c, &then->n.et[i].c);
+				break;
+			}
+}
+
+/* A report's row: a class, an ethertype of the map, or several folded. */
+struct nic_row {
+	char name[ICS_NUMBUF];
+	bool ics;
+	int type;		/* the ethertype's, -1 for a class */
+	struct ics_nic_ctr c[ICS_NIC_DIRS];
+};
+
+#define NIC_ROWS	(ICS_NIC_CLASSES + ICS_NIC_ETYPES)
+
+static int nic_row_cmp(const void *a, const void *b)
+{
+	const struct nic_row *x = a, *y = b;
+	uint64_t bx = x->c[0].bytes + x->c[1].bytes, by = y->c[0].bytes + y->c[1].bytes;
+
+	return bx < by ? 1 : bx > by ? -1 : x->type - y->type;
+}
+
+/*
+ * @rows (room for NIC_ROWS) gets the classes seen, in their order, then the
+ * ethertypes of the map by bytes, biggest first; returns their number. With
+ * @top, only that many ethertypes: the others and the map's overflow are
+ * folded into one row, "ethertype/other"; without, the overflow is a row
+ * of its own, "ethertype/more", if it counted anything.
+ */
+static int nic_rows(const struct nic_view *v, struct nic_row *rows, int top)
+{
+	struct nic_row *et, *other;
+	int n = 0, ne = 0, c, k, i;
+
+	for (c = 0; c < ICS_NIC_CLASSES; c++) {
+		if (c == ICS_NIC_ETYPE_MORE || !v->seen[c])
+			continue;
+		memset(&rows[n], 0, sizeof(rows[n]));
+		ics_nic_class_name(c, rows[n].name, sizeof(rows[n].name));
+		rows[n].ics = c < ICS_NIC_ICS_CLASSES;
+		rows[n].type = -1;
+		rows[n].c[ICS_NIC_RX] = v->n.c[ICS_NIC_RX][c];
+		rows[n].c[ICS_NIC_TX] = v->n.c[ICS_NIC_TX][c];
+		n++;
+	}
+	/* an ethertype's two directions are two keys of the map: one row */
+	et = &rows[n];
+	for (k = 0; k < v->n.n_etypes; k++) {
+		for (i = 0; i < ne && et[i].type != v->n.et[k].type; i++)
+			;
+		if (i == ne) {
+			memset(&et[ne], 0, sizeof(et[ne]));
+			et[ne].type = v->n.et[k].type;
+			ics_nic_etype_name(et[ne].type, et[ne].name, sizeof(et[ne].name));
+			ne++;
+		}
+		et[i].c[v->n.et[k].dir & 1] = v->n.et[k].c;
+	}
+	qsort(et, ne, sizeof(et[0]), nic_row_cmp);
+	if (!(top && ne > top) && !v->seen[ICS_NIC_ETYPE_MORE])
+		return n + ne;
+	if (!top || ne <= top) {
+		other = &et[ne];
+		memset(other, 0, sizeof(*other));
+	} else {
+		other = &et[top];
+		for (k = top + 1; k < ne; k++) {
+			nic_ctr_add(&other->c[0], &et[k].c[0]);
+			nic_ctr_add(&other->c[1], &et[k].c[1]);
+		}
+		ne = top;
+	}
+	snprintf(other->name, sizeof(other->name), top ? "ethertype/other" : "ethertype/more");
+	other->type = -1;
+	nic_ctr_add(&other->c[ICS_NIC_RX], &v->n.c[ICS_NIC_RX][ICS_NIC_ETYPE_MORE]);
+	nic_ctr_add(&other->c[ICS_NIC_TX], &v->n.c[ICS_NIC_TX][ICS_NIC_ETYPE_MORE]);
+	return n + ne + 1;
+}
+
+/* Bytes in the directions shown */
+static uint64_t nic_row_bytes(const struct rep *r, const struct nic_row *row)
+{
+	uint64_t b = 0;
+	int d;
+
+	for (d = 0; d < DIRS; d++)
+		if (r->o->dir[d])
+			b += row->c[nic_dir[d]].bytes;
+	return b;
+}
+
+/*
+ * The shares of the bytes: every ics class together as "ics", the others
+ * each, biggest first: what crossed the NIC without ics.
+ */
+static int nic_shares(const struct rep *r, const struct nic_row *rows, int n,
+		      struct nic_row *sh, uint64_t *total)
+{
+	int k, m = 1;
+
+	memset(&sh[0], 0, sizeof(sh[0]));
+	snprintf(sh[0].name, sizeof(sh[0].name), "ics");
+	*total = 0;
+	for (k = 0; k < n; k++) {
+		uint64_t b = nic_row_bytes(r, &rows[k]);
+
+		*total += b;
+		if (rows[k].ics) {
+			sh[0].c[0].bytes += b;
+			continue;
+		}
+		if (!b)
+			continue;
+		sh[m] = rows[k];
+		sh[m].c[0].bytes = b;
+		sh[m].c[1].bytes = 0;
+		m++;
+	}
+	qsort(sh + 1, m - 1, sizeof(sh[0]), nic_row_cmp);
+	return m;
+}
+
+static void nic_share_line(const struct rep *r, const struct nic_row *rows, int n)
+{
+	struct nic_row sh[NIC_ROWS + 1];
+	uint64_t total;
+	int m = nic_shares(r, rows, n, sh, &total), k;
+	double p;
+
+	fputs("Share of the bytes:", stdout);
+	if (!total) {
+		puts(" none counted");
+		return;
+	}
+	for (k = 0; k < m; k++) {
+		p = 100.0 * sh[k].c[0].bytes / total;
+		printf("%s %s ", k ? "," : "", sh[k].name);
+		if (p >= 1 || p == 0)
+			printf("%.1f %%", p);
+		else if (p >= 0.01)
+			printf("%.2f %%", p);
+		else
+			printf("<0.01 %%");
+	}
+	putchar('\n');
+}
+
+static void rep_nic(const struct rep *r)
+{
+	const struct opts *o = r->o;
+	const struct ics_nic_snap *s = &r->s->nic.n;
+	struct nic_row rows[NIC_ROWS], sum;
+	char report[8 + IF_NAMESIZE];
+	int n, k, d, h;
+	struct table *t;
+	struct json j;
+
+	if (o->csv) {
+		n = nic_rows(&r->s->nic, rows, 0);
+		snprintf(report, sizeof(report), "nic:%s", s->ifname);
+		for (k = 0; k < n; k++)
+			for (d = 0; d < DIRS; d++) {
+				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
+
+				if (!o->dir[d])
+					continue;
+				csv_val(r, report, rows[k].name, 0, d, NULL, "frames", c->frames, true);
+				csv_val(r, report, rows[k].name, 0, d, NULL, "bytes", c->bytes, true);
+				csv_val(r, report, rows[k].name, 0, d, NULL, "skbs", c->skbs, true);
+				for (h = 0; h < ICS_HIST_ROWS; h++)
+					csv_val(r, report, rows[k].name, 0, d, ics_hist_labels[h],
+						"frames", c->hist[h], true);
+			}
+		for (d = 0; d < DIRS; d++)
+			if (o->dir[d])
+				csv_val(r, report, NULL, 0, d, NULL, "attached",
+					s->attached[nic_dir[d]], false);
+		return;
+	}
+	if (o->fmt.json) {
+		struct nic_row sh[NIC_ROWS + 1];
+		uint64_t total;
+		int m;
+
+		n = nic_rows(&r->s->nic, rows, 0);
+		json_head(&j, r);
+		json_obj_begin(&j, "nic");
+		json_str(&j, "ifname", s->ifname);
+		json_u64(&j, "ifindex", s->ifindex);
+		json_obj_begin(&j, "attached");
+		for (d = 0; d < DIRS; d++)
+			if (o->dir[d])
+				json_bool(&j, dir_key[d], s->attached[nic_dir[d]]);
+		json_obj_end(&j);
+		json_rows(&j);
+		json_arr_begin(&j, "classes");
+		for (k = 0; k < n; k++) {
+			json_obj_begin(&j, NULL);
+			json_str(&j, "class", rows[k].name);
+			if (rows[k].type >= 0)
+				json_u64(&j, "ethertype", rows[k].type);
+			json_bool(&j, "ics", rows[k].ics);
+			for (d = 0; d < DIRS; d++) {
+				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
+
+				if (!o->dir[d])
+					continue;
+				json_obj_begin(&j, dir_key[d]);
+				json_ctr(&j, "frames", r, c->frames);
+				json_ctr(&j, "bytes", r, c->bytes);
+				json_ctr(&j, "skbs", r, c->skbs);
+				json_arr_begin(&j, "hist");
+				for (h = 0; h < ICS_HIST_ROWS; h++)
+					json_ctr(&j, NULL, r, c->hist[h]);
+				json_arr_end(&j);
+				json_obj_end(&j);
+			}
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		/* shares of the bytes in percent, as the table's last line */
+		m = nic_shares(r, rows, n, sh, &total);
+		json_obj_begin(&j, "share");
+		for (k = 0; total && k < m; k++)
+			json_fixed(&j, sh[k].name, 100.0 * sh[k].c[0].bytes / total, 4);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		return;
+	}
+	n = nic_rows(&r->s->nic, rows, NIC_TOP_ETYPES);
+	printf("nic %s: ", s->ifname);
+	if (s->attached[ICS_NIC_RX] && s->attached[ICS_NIC_TX])
+		puts("counting every frame received (rx) and sent (tx)");
+	else if (!s->attached[ICS_NIC_RX] && !s->attached[ICS_NIC_TX])
+		puts("not attached any more: these counters stopped (icsctl nic detach, attach)");
+	else
+		printf("only the %s filter is attached: %s frames are not counted\n",
+		       s->attached[ICS_NIC_RX] ? "ingress" : "egress",
+		       s->attached[ICS_NIC_RX] ? "sent" : "received");
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		icsnl_err("nic: %s", strerror(ENOMEM));
+		return;
+	}
+	table_str(t, "class");
+	for (d = 0; d < DIRS; d++) {
+		if (!o->dir[d])
+			continue;
+		table_str(t, d == TX ? "tx_frames" : "rx_frames");
+		table_str(t, d == TX ? "tx_bytes" : "rx_bytes");
+	}
+	table_end_row(t);
+	memset(&sum, 0, sizeof(sum));
+	for (k = 0; k <= n; k++) {
+		const struct nic_row *row = k < n ? &rows[k] : &sum;
+
+		table_str(t, k < n ? row->name : "total");
+		for (d = 0; d < DIRS; d++) {
+			if (!o->dir[d])
+				continue;
+			table_ctr(t, r, row->c[nic_dir[d]].frames);
+			table_ctr(t, r, row->c[nic_dir[d]].bytes);
+			if (k < n)
+				nic_ctr_add(&sum.c[nic_dir[d]], &row->c[nic_dir[d]]);
+		}
+		table_end_row(t);
+	}
+	table_print(t);
+	free(t);
+	nic_share_line(r, rows, n);
+}
+
+/* A device's NIC counters (icsctl nic attach) in Prometheus's text format. */
+static void prom_nic(const struct ics_nic_snap *s, bool head)
+{
+	static const char *const what[] = { "frames", "bytes", "skbs" };
+	struct nic_view v = { .n = *s };
+	struct nic_row rows[NIC_ROWS];
+	int n, k, d, w, h;
+	uint64_t cum;
+
+	nic_seen(&v);
+	n = nic_rows(&v, rows, 0);
+	if (head)
+		prom_head("nic_attached", "gauge",
+			  "1: icsctl nic's program counts the device's frames in that direction");
+	for (d = 0; d < DIRS; d++)
+		printf("ics_nic_attached{ifname=\"%s\",direction=\"%s\"} %d\n", s->ifname,
+		       dir_key[d], s->attached[nic_dir[d]]);
+	for (w = 0; w < 3; w++) {
+		char name[40], help[160];
+
+		snprintf(name, sizeof(name), "nic_%s_total", what[w]);
+		snprintf(help, sizeof(help),
+			 "%s the device sent (tx) or received (rx), by class (ics/CHANNEL: ics data)",
+			 w == 0 ? "Frames" : w == 1 ? "Bytes of the frames" :
+			 "Socket buffers, a GSO or GRO one several frames,");
+		if (head)
+			prom_head(name, "counter", help);
+		for (k = 0; k < n; k++)
+			for (d = 0; d < DIRS; d++) {
+				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
+
+				printf("ics_%s{ifname=\"%s\",class=\"%s\",direction=\"%s\"} %" PRIu64
+				       "\n", name, s->ifname, rows[k].name, dir_key[d],
+				       (uint64_t)(w == 0 ? c->frames : w == 1 ? c->bytes : c->skbs));
+			}
+	}
+	if (head)
+		prom_head("nic_frame_size_bytes", "histogram",
+			  "Frames by length in bytes (Ethernet header included), by class");
+	for (k = 0; k < n; k++)
+		for (d = 0; d < DIRS; d++) {
+			const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
+			char l[120];
+
+			snprintf(l, sizeof(l), "ifname=\"%s\",class=\"%s\",direction=\"%s\"",
+				 s->ifname, rows[k].name, dir_key[d]);
+			for (cum = 0, h = 0; h < ICS_HIST_ROW_MORE; h++) {
+				cum += c->hist[h];
+				printf("ics_nic_frame_size_bytes_bucket{%s,le=\"%" PRIu64 "\"} %" PRIu64
+				       "\n", l, ics_hist_row_max(h), cum);
+			}
+			cum += c->hist[ICS_HIST_ROW_MORE];
+			printf("ics_nic_frame_size_bytes_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", l, cum);
+			printf("ics_nic_frame_size_bytes_sum{%s} %" PRIu64 "\n", l, (uint64_t)c->bytes);
+			printf("ics_nic_frame_size_bytes_count{%s} %" PRIu64 "\n", l, cum);
+		}
+}
+
+/*
+ * Every device of this namespace with NIC counters. A device that cannot
+ * be read is said in a comment (and on stderr), not as a metric.
+ */
+static void prom_nics(void)
+{
+	char dir[ICS_NIC_DIR_MAX], name[IF_NAMESIZE];
+	struct ics_nic_snap *s;
+	struct dirent *e;
+	bool head = true;
+	DIR *dp;
+
+	if (ics_nic_pin_dir(dir, sizeof(dir), 0))
+		return;
+	*strrchr(dir, '/') = '\0';
+	dp = opendir(dir);
+	if (!dp)
+		return;		/* none attached in this namespace */
+	s = malloc(sizeof(*s));
+	while (s && (e = readdir(dp))) {
+		unsigned long ifindex = strtoul(e->d_name, NULL, 10);
+
+		if (!ifindex || !if_indextoname(ifindex, name))
+			continue;
+		if (ics_nic_read(name, s)) {
+			printf("# ics_nic: %s: not readable by icstat (see its stderr)\n", name);
+			continue;
+		}
+		prom_nic(s, head);
+		head = false;
+	}
+	free(s);
+	closedir(dp);
+}
+
 static void rep_prometheus(const struct rep *r)
 {
 	const struct snap *s = r->s;
@@ -1601,6 +2043,7 @@ static void rep_prometheus(const struct rep *r)
 	prom_links(&s->ls);
 	if (bound)
 		prom_members(s);
+	prom_nics();
 }
 
 /*
@@ -1628,6 +2071,7 @@ static const struct command {
 	{ "members", NEED_MEMBERS, rep_members },
 	{ "monitor", 0, NULL },
 	{ "show", 0, rep_show },
+	{ "nic", NEED_NIC, rep_nic },
 	{ "prometheus", NEED_CHANS | NEED_NODES | NEED_LINKS | NEED_MEMBERS | NEED_PEERS,
 	  rep_prometheus },
 };
@@ -1647,20 +2091,35 @@ static int snap_read(struct icsnl *nl, const struct command **cmds, int n, struc
 	int err, k;
 
 	s->mono_before_ns = icsnl_monotonic_ns();
-	err = ics_get_instance(nl, &s->in);
-	if (err) {
-		request_err(nl, cmds[0]->name, err);
-		return -1;
-	}
-	if (s->in.state == ICS_STATE_UNUSED) {
-		icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
-		return -1;
+	if (nic_only) {
+		memset(&s->in, 0, sizeof(s->in));	/* no ics needed: not read */
+	} else {
+		err = ics_get_instance(nl, &s->in);
+		if (err) {
+			request_err(nl, cmds[0]->name, err);
+			return -1;
+		}
+		if (s->in.state == ICS_STATE_UNUSED) {
+			icsnl_err("no ics instance in this network namespace (bind one with icsctl bind)");
+			return -1;
+		}
 	}
 	clock_gettime(CLOCK_REALTIME, &s->real);
 	s->mono_ns = icsnl_monotonic_ns();
 	for (k = 0; k < n; k++) {
 		need = cmds[k]->need & ~done;
 		done |= need;
+		if (need & NEED_NIC) {
+			const char *dev = nic_dev ? nic_dev : s->in.ifname;
+
+			if (!dev[0]) {
+				icsnl_err("nic: ics is bound to no device: name one (icstat nic DEV)");
+				return -1;
+			}
+			if (ics_nic_read(dev, &s->nic.n))
+				return -1;
+			nic_seen(&s->nic);
+		}
 		if ((need & NEED_CHANS) &&
 		    dump(nl, hist_node ? ICS_CMD_GET_PEER_CHANNELS : ICS_CMD_GET_CHANNELS,
 			 chan_cb, &s->cs, sizeof(s->cs), cmds[k]->name))
@@ -1728,6 +2187,7 @@ static void snap_delta(struct snap *d, const struct snap *now, const struct snap
 	}
 	links_delta(&d->ls, &then->ls);
 	members_delta(&d->ms, &then->ms);
+	nic_delta(&d->nic, &then->nic);
 }
 
 static void print_reports(struct rep *r, const struct command **cmds, int n, uint64_t t0)
@@ -1742,7 +2202,10 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 		/* vmstat's layout: a heading per report, a blank line between them */
 		if (r->shown)
 			putchar('\n');
-		if (!r->n)
+		if (!r->n && nic_only)
+			printf("Totals since attach (%s ago) at %s",
+			       icsnl_fmt_ago(age, r->s->nic.n.age_ms * 1000000), r->time);
+		else if (!r->n)
 			printf("Totals since load or reset (%s ago) at %s",
 			       icsnl_fmt_ago(age, r->s->in.reset_age_ms * 1000000), r->time);
 		else
@@ -1754,7 +2217,8 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 	/* CSV: every reading has a line, the span its values cover */
 	if (o->csv) {
 		csv_begin(r, "reading", NULL, 0, -1, NULL);
-		printf("seconds,%.6f\n", r->n ? r->secs : r->s->in.reset_age_ms / 1e3);
+		printf("seconds,%.6f\n", r->n ? r->secs :
+		       (nic_only ? r->s->nic.n.age_ms : r->s->in.reset_age_ms) / 1e3);
 	}
 	r->after_dumps = false;
 	for (k = 0; k < n; k++) {
@@ -1836,7 +2300,7 @@ static int run_reports(struct icsnl *nl, const struct command **cmds, int n,
 		tmp = then;
 		then = now;
 		now = tmp;
-		if ((!nl->sk && icsnl_open(nl)) || snap_read(nl, cmds, n, now)) {
+		if ((!nic_only && !nl->sk && icsnl_open(nl)) || snap_read(nl, cmds, n, now)) {
 			/* keep the last reading that worked; this slot has no report */
 			tmp = then;
 			then = now;
@@ -1881,6 +2345,8 @@ static void usage(FILE *f)
 		"  members         the membership view: states, heartbeats, quorum\n"
 		"  monitor         one line per membership event, until interrupted\n"
 		"  show            instance state and counters\n"
+		"  nic [DEV]       every frame on DEV (default: ics's device) by class,\n"
+		"                  ics's and the rest (icsctl nic attach DEV first)\n"
 		"  prometheus      all of them in Prometheus's text format\n"
 		"  help            this text\n"
 		"\n"
@@ -1902,8 +2368,8 @@ static void usage(FILE *f)
 		"  -h, --help this text\n"
 		"  --version  icstat's version\n"
 		"\n"
-		"Several of chanhisttot, peerhisttot, channels, nodes, links, members and\n"
-		"show run one after another in one call, from one reading of the\n"
+		"Several of chanhisttot, peerhisttot, channels, nodes, links, members, nic\n"
+		"and show run one after another in one call, from one reading of the\n"
 		"counters; all but show take -i. chanhist, peerhist, monitor, prometheus\n"
 		"and help run alone.\n");
 }
@@ -2012,6 +2478,18 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 			icsnl_usage_err("unknown command \"%s\" (try \"icstat help\")",
 					argv[optind]);
 		cmd = &commands[k];
+		/* nic's device: an argument that is no command */
+		if (is_cmd(cmd, "nic") && optind + 1 < argc) {
+			for (k = 0; k < ARRAY_SIZE(commands); k++)
+				if (!strcmp(argv[optind + 1], commands[k].name))
+					break;
+			if (k == ARRAY_SIZE(commands) && strcmp(argv[optind + 1], "help")) {
+				if (strlen(argv[++optind]) >= IF_NAMESIZE)
+					icsnl_usage_err("nic: invalid device name \"%s\"",
+							argv[optind]);
+				nic_dev = argv[optind];
+			}
+		}
 		if (n && (alone || is_cmd(cmd, "chanhist") || is_cmd(cmd, "peerhist") ||
 			  is_cmd(cmd, "monitor") || is_cmd(cmd, "prometheus")))
 			icsnl_usage_err("%s: runs alone, not with %s",
@@ -2050,6 +2528,9 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		icsnl_usage_err("channels: not with -N (chanhisttot -N: the channels of the traffic with a node)");
 	if (hist)
 		hist_node = o->node;
+	nic_only = nic_dev != NULL;
+	for (k = 0; k < (size_t)n; k++)
+		nic_only &= is_cmd(cmds[k], "nic");
 	o->no_totals = have_y || o->rate || chanhist;
 	return n;
 }
@@ -2070,7 +2551,8 @@ int main(int argc, char **argv)
 	}
 	n = parse_args(argc, argv, &o, cmds);
 
-	if (icsnl_open(&nl)) {
+	memset(&nl, 0, sizeof(nl));
+	if (!nic_only && icsnl_open(&nl)) {
 		free(cmds);
 		return 1;
 	}
