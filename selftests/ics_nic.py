@@ -7,18 +7,21 @@ device's own counters.
       COUNT frames of LEN bytes (default 100) on DEV (AF_PACKET) to DSTMAC:
       KIND is an ethertype (0x88b6), "llc" (an 802.3 length field) or
       "vlan" (802.1Q, VID 7, over ethertype 0x88b6).
-  ics_nic.py snap DEV FILE
+  ics_nic.py snap DEV FILE [--matchall]
       one reading of DEV's counters (ip -s -j link) and its NIC view
       (icstat -j nic DEV), taken so that nothing crossed DEV between them:
       the device's counters are read before and after the NIC view, and
-      the reading is taken again until both agree.
-  ics_nic.py check BEFORE AFTER [EXPECT...]
+      the reading is taken again until both agree; --matchall: and the
+      packets the matchall filters on DEV's hooks passed.
+  ics_nic.py check [--skbs] BEFORE AFTER [EXPECT...]
       what changed from reading BEFORE to AFTER: the NIC view's classes
       together equal the device's packets and bytes, in each direction
       (veth counts a frame it could not
       hand to its peer as dropped, after the tc hook saw it: none may be);
-      the matchall filters of a third party after ours, if any, passed as
-      many (tc's packets count GSO segments); and each EXPECT, "DIR CLASS METRIC OP N" (e.g. "tx IPv4/UDP frames == 20";
+      the matchall filters of a third party after ours, if read, passed as
+      many (tc's packets count GSO segments); with --skbs, the classes'
+      skbs equal the device's packets (a device that counts what it is
+      handed, veth with TSO on); and each EXPECT, "DIR CLASS METRIC OP N" (e.g. "tx IPv4/UDP frames == 20";
       OP ==, >=, <=; CLASS "ics" is every ics class together).
 Exit 0 if all holds, else 1 with a line per failure.
 """
@@ -64,17 +67,20 @@ def matchall(dev):
     return res
 
 
-def snap(dev, path):
+def snap(dev, path, third_party=False):
     for _ in range(50):
         before = ip_stats(dev)
         out = subprocess.run(["icstat", "-j", "nic", dev], capture_output=True, text=True)
         if out.returncode:
             sys.exit("icstat nic %s: %s" % (dev, out.stderr.strip()))
-        tc = matchall(dev)
+        tc = matchall(dev) if third_party else None
         after = ip_stats(dev)
         if before == after:
+            r = {"ip": after, "nic": json.loads(out.stdout)["nic"]}
+            if third_party:
+                r["matchall"] = tc
             with open(path, "w") as f:
-                json.dump({"ip": after, "nic": json.loads(out.stdout)["nic"], "matchall": tc}, f)
+                json.dump(r, f)
             return
     sys.exit("%s: frames crossed it during every one of 50 readings" % dev)
 
@@ -90,11 +96,21 @@ def value(s, d, cls, metric):
     return c[d][metric] if c else 0
 
 
-def check(before, after, expects):
+def check(before, after, expects, unit="frames"):
     b = json.load(open(before))
     a = json.load(open(after))
     ok = True
     for d in ("rx", "tx"):
+        if unit == "skbs":
+            # a device that counts what the stack hands it (veth with TSO on)
+            skbs = sum(c[d]["skbs"] for c in a["nic"]["classes"]) - \
+                sum(c[d]["skbs"] for c in b["nic"]["classes"])
+            got = a["ip"][d]["packets"] - b["ip"][d]["packets"]
+            print("# %s: NIC view %d skbs; device %d packets" % (d, skbs, got))
+            if skbs != got:
+                print("# FAIL: %s: the classes' skbs are not the device's packets" % d)
+                ok = False
+            continue
         ipd = {k: a["ip"][d][k] - b["ip"][d][k] for k in ("packets", "bytes", "dropped")}
         frames = sum(c[d]["frames"] for c in a["nic"]["classes"]) - \
             sum(c[d]["frames"] for c in b["nic"]["classes"])
@@ -108,7 +124,11 @@ def check(before, after, expects):
         elif frames != ipd["packets"] or nbytes != ipd["bytes"]:
             print("# FAIL: %s: the classes' sum is not the device's count" % d)
             ok = False
-        if a.get("matchall", {}).get(d) is not None and b["matchall"][d] is not None:
+        if "matchall" in a:
+            if a["matchall"][d] is None or b["matchall"][d] is None:
+                print("# FAIL: %s: no matchall filter's count" % d)
+                ok = False
+                continue
             tp = a["matchall"][d] - b["matchall"][d]
             print("# %s: the matchall filter after ours passed %d" % (d, tp))
             if tp != frames:
@@ -130,9 +150,14 @@ def main():
         send(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
              *(int(x) for x in sys.argv[6:7]))
     elif cmd == "snap":
-        snap(sys.argv[2], sys.argv[3])
+        snap(sys.argv[2], sys.argv[3], "--matchall" in sys.argv[4:])
     elif cmd == "check":
-        sys.exit(0 if check(sys.argv[2], sys.argv[3], sys.argv[4:]) else 1)
+        unit = "frames"
+        args = sys.argv[2:]
+        if args[0] == "--skbs":
+            unit = "skbs"
+            args = args[1:]
+        sys.exit(0 if check(args[0], args[1], args[2:], unit) else 1)
     else:
         sys.exit(__doc__)
 

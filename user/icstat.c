@@ -61,7 +61,6 @@ struct opts {
 	uint32_t interval;	/* -i: seconds between reports, 0: one report */
 	uint32_t count;		/* -c: reports, 0: until interrupted */
 	uint32_t node;		/* -N: links, chanhisttot, chanhist of node N; 0: all */
-	const char *nic_dev;	/* nic DEV; NULL: the device ics is bound to */
 };
 
 struct ics_dir {
@@ -1624,13 +1623,17 @@ static void nic_seen(struct nic_view *v)
 }
 
 /*
- * @v becomes its change since @then. A counter that went down belongs to a
- * program attached again: its value now is the change. The rows stay those
+ * @v becomes its change since @then. Counters of a program attached again
+ * in between (its pins are newer) are all change. The rows stay those
  * seen since attach, so that an interval log keeps a row once it appeared.
  */
 static void nic_delta(struct nic_view *v, const struct nic_view *then)
 {
 	int d, c, k, i;
+
+	if (v->n.pinned.tv_sec != then->n.pinned.tv_sec ||
+	    v->n.pinned.tv_nsec != then->n.pinned.tv_nsec)
+		return;		/* attached again meanwhile: all it counted is new */
 
 	for (d = 0; d < ICS_NIC_DIRS; d++)
 		for (c = 0; c < ICS_NIC_CLASSES; c++)
@@ -1792,14 +1795,18 @@ static void rep_nic(const struct rep *r)
 	const struct opts *o = r->o;
 	const struct ics_nic_snap *s = &r->s->nic.n;
 	struct nic_row rows[NIC_ROWS], sum;
-	char report[8 + IF_NAMESIZE];
+	char report[8 + 2 * IF_NAMESIZE];
 	int n, k, d, h;
 	struct table *t;
 	struct json j;
 
 	if (o->csv) {
 		n = nic_rows(&r->s->nic, rows, 0);
-		snprintf(report, sizeof(report), "nic:%s", s->ifname);
+		/* a device's name may hold a comma or a quote: CSV-quote it then */
+		if (strpbrk(s->ifname, ",\""))
+			snprintf(report, sizeof(report), "\"nic:%s\"", s->ifname);
+		else
+			snprintf(report, sizeof(report), "nic:%s", s->ifname);
 		for (k = 0; k < n; k++)
 			for (d = 0; d < DIRS; d++) {
 				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
@@ -1913,74 +1920,30 @@ static void rep_nic(const struct rep *r)
 	nic_share_line(r, rows, n);
 }
 
-/* A device's NIC counters (icsctl nic attach) in Prometheus's text format. */
-static void prom_nic(const struct ics_nic_snap *s, bool head)
+/* The labels of a NIC row: ifname, class and direction. */
+static void prom_nic_labels(const struct ics_nic_snap *s, const char *class, int d, bool last)
 {
-	static const char *const what[] = { "frames", "bytes", "skbs" };
-	struct nic_view v = { .n = *s };
-	struct nic_row rows[NIC_ROWS];
-	int n, k, d, w, h;
-	uint64_t cum;
-
-	nic_seen(&v);
-	n = nic_rows(&v, rows, 0);
-	if (head)
-		prom_head("nic_attached", "gauge",
-			  "1: icsctl nic's program counts the device's frames in that direction");
-	for (d = 0; d < DIRS; d++)
-		printf("ics_nic_attached{ifname=\"%s\",direction=\"%s\"} %d\n", s->ifname,
-		       dir_key[d], s->attached[nic_dir[d]]);
-	for (w = 0; w < 3; w++) {
-		char name[40], help[160];
-
-		snprintf(name, sizeof(name), "nic_%s_total", what[w]);
-		snprintf(help, sizeof(help),
-			 "%s the device sent (tx) or received (rx), by class (ics/CHANNEL: ics data)",
-			 w == 0 ? "Frames" : w == 1 ? "Bytes of the frames" :
-			 "Socket buffers, a GSO or GRO one several frames,");
-		if (head)
-			prom_head(name, "counter", help);
-		for (k = 0; k < n; k++)
-			for (d = 0; d < DIRS; d++) {
-				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
-
-				printf("ics_%s{ifname=\"%s\",class=\"%s\",direction=\"%s\"} %" PRIu64
-				       "\n", name, s->ifname, rows[k].name, dir_key[d],
-				       (uint64_t)(w == 0 ? c->frames : w == 1 ? c->bytes : c->skbs));
-			}
-	}
-	if (head)
-		prom_head("nic_frame_size_bytes", "histogram",
-			  "Frames by length in bytes (Ethernet header included), by class");
-	for (k = 0; k < n; k++)
-		for (d = 0; d < DIRS; d++) {
-			const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
-			char l[120];
-
-			snprintf(l, sizeof(l), "ifname=\"%s\",class=\"%s\",direction=\"%s\"",
-				 s->ifname, rows[k].name, dir_key[d]);
-			for (cum = 0, h = 0; h < ICS_HIST_ROW_MORE; h++) {
-				cum += c->hist[h];
-				printf("ics_nic_frame_size_bytes_bucket{%s,le=\"%" PRIu64 "\"} %" PRIu64
-				       "\n", l, ics_hist_row_max(h), cum);
-			}
-			cum += c->hist[ICS_HIST_ROW_MORE];
-			printf("ics_nic_frame_size_bytes_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", l, cum);
-			printf("ics_nic_frame_size_bytes_sum{%s} %" PRIu64 "\n", l, (uint64_t)c->bytes);
-			printf("ics_nic_frame_size_bytes_count{%s} %" PRIu64 "\n", l, cum);
-		}
+	putchar('{');
+	prom_label("ifname", s->ifname, false);
+	prom_label("class", class, false);
+	prom_label("direction", dir_key[d], last);
 }
 
 /*
- * Every device of this namespace with NIC counters. A device that cannot
- * be read is said in a comment (and on stderr), not as a metric.
+ * Every device of this namespace with NIC counters (icsctl nic attach), a
+ * metric family at a time across the devices. A device that cannot be
+ * read is said in a comment (and on stderr), not as a metric.
  */
 static void prom_nics(void)
 {
+	static const char *const what[] = { "frames", "bytes", "skbs" };
 	char dir[ICS_NIC_DIR_MAX], name[IF_NAMESIZE];
-	struct ics_nic_snap *s;
+	struct nic_row rows[NIC_ROWS];
+	struct ics_nic_snap *s = NULL, *t;
+	int n = 0, i, k, d, w, h, nr;
+	struct nic_view *v;
 	struct dirent *e;
-	bool head = true;
+	uint64_t cum;
 	DIR *dp;
 
 	if (ics_nic_pin_dir(dir, sizeof(dir), 0))
@@ -1989,21 +1952,85 @@ static void prom_nics(void)
 	dp = opendir(dir);
 	if (!dp)
 		return;		/* none attached in this namespace */
-	s = malloc(sizeof(*s));
-	while (s && (e = readdir(dp))) {
+	while ((e = readdir(dp))) {
 		unsigned long ifindex = strtoul(e->d_name, NULL, 10);
 
 		if (!ifindex || !if_indextoname(ifindex, name))
-			continue;
-		if (ics_nic_read(name, s)) {
+			continue;	/* not a device, or one that is gone */
+		t = realloc(s, (n + 1) * sizeof(*s));
+		if (!t)
+			break;
+		s = t;
+		if (ics_nic_read(name, &s[n])) {
 			printf("# ics_nic: %s: not readable by icstat (see its stderr)\n", name);
 			continue;
 		}
-		prom_nic(s, head);
-		head = false;
+		n++;
 	}
-	free(s);
 	closedir(dp);
+	v = calloc(1, sizeof(*v));
+	if (!n || !v)
+		goto out;
+	prom_head("nic_attached", "gauge",
+		  "1: icsctl nic's program counts the device's frames in that direction");
+	for (i = 0; i < n; i++)
+		for (d = 0; d < DIRS; d++) {
+			fputs("ics_nic_attached{", stdout);
+			prom_label("ifname", s[i].ifname, false);
+			prom_label("direction", dir_key[d], true);
+			printf(" %d\n", s[i].attached[nic_dir[d]]);
+		}
+	for (w = 0; w <= 3; w++) {
+		char metric[40], help[160];
+
+		if (w < 3) {
+			snprintf(metric, sizeof(metric), "nic_%s_total", what[w]);
+			snprintf(help, sizeof(help),
+				 "%s the device sent (tx) or received (rx), by class (ics/CHANNEL: ics data)",
+				 w == 0 ? "Frames" : w == 1 ? "Bytes of the frames" :
+				 "Socket buffers, a GSO or GRO one several frames,");
+			prom_head(metric, "counter", help);
+		} else {
+			prom_head("nic_frame_size_bytes", "histogram",
+				  "Frames by length in bytes (Ethernet header included), by class");
+		}
+		for (i = 0; i < n; i++) {
+			v->n = s[i];
+			nic_seen(v);
+			nr = nic_rows(v, rows, 0);
+			for (k = 0; k < nr; k++)
+				for (d = 0; d < DIRS; d++) {
+					const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];
+
+					if (w < 3) {
+						printf("ics_%s", metric);
+						prom_nic_labels(&s[i], rows[k].name, d, true);
+						printf(" %" PRIu64 "\n", (uint64_t)(w == 0 ? c->frames :
+						       w == 1 ? c->bytes : c->skbs));
+						continue;
+					}
+					for (cum = 0, h = 0; h < ICS_HIST_ROWS; h++) {
+						cum += c->hist[h];
+						fputs("ics_nic_frame_size_bytes_bucket", stdout);
+						prom_nic_labels(&s[i], rows[k].name, d, false);
+						if (h < ICS_HIST_ROW_MORE)
+							printf("le=\"%" PRIu64 "\"} %" PRIu64 "\n",
+							       ics_hist_row_max(h), cum);
+						else
+							printf("le=\"+Inf\"} %" PRIu64 "\n", cum);
+					}
+					fputs("ics_nic_frame_size_bytes_sum", stdout);
+					prom_nic_labels(&s[i], rows[k].name, d, true);
+					printf(" %" PRIu64 "\n", (uint64_t)c->bytes);
+					fputs("ics_nic_frame_size_bytes_count", stdout);
+					prom_nic_labels(&s[i], rows[k].name, d, true);
+					printf(" %" PRIu64 "\n", cum);
+				}
+		}
+	}
+out:
+	free(v);
+	free(s);
 }
 
 static void rep_prometheus(const struct rep *r)

@@ -4,8 +4,9 @@
  * maps are pinned, whether the program is attached, and reading the maps.
  *
  * Pins live under /sys/fs/bpf/ics/NETNS/IFINDEX/ (NETNS: the network
- * namespace's inode number, so that eth0 in two namespaces are two
- * devices; IFINDEX, not the name, so that a rename keeps them): "stats"
+ * namespace's cookie, so that eth0 in two namespaces are two devices and a
+ * new namespace never finds a dead one's; IFINDEX, not the name, so that a
+ * rename keeps them): "stats"
  * and "etypes", readable by everyone (like /proc/net/dev) where the
  * kernel and bpffs's own mode allow it.
  */
@@ -16,7 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -79,12 +84,37 @@ const char *ics_nic_etype_name(uint16_t type, char *buf, size_t len)
 
 int ics_nic_pin_dir(char *buf, size_t len, unsigned int ifindex)
 {
-	struct stat st;
+	socklen_t olen = sizeof(uint64_t);
+	uint64_t cookie;
+	int fd, err = 0;
 
-	if (stat("/proc/self/ns/net", &st))
-		return -errno;
-	snprintf(buf, len, "%s/%lu/%u", ICS_NIC_PIN_ROOT, (unsigned long)st.st_ino, ifindex);
+	/* the namespace's cookie: unlike its inode number, never reused */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &olen))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return err;
+	snprintf(buf, len, "%s/%" PRIu64 "/%u", ICS_NIC_PIN_ROOT, cookie, ifindex);
 	return 0;
+}
+
+/* bpffs is mounted on /sys/fs/bpf here: 0, or -ENOENT after saying why not. */
+int ics_nic_bpffs(const char *ctx)
+{
+	struct stat self, init;
+	struct statfs fs;
+
+	if (!statfs(ICS_NIC_BPFFS, &fs) && fs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (!stat("/proc/self/ns/mnt", &self) && !stat("/proc/1/ns/mnt", &init) &&
+	    self.st_ino != init.st_ino) {
+		icsnl_err("%s: no bpffs on %s in this mount namespace (ip netns exec mounts a fresh /sys): use nsenter --net=/run/netns/NAME",
+			  ctx, ICS_NIC_BPFFS);
+		return -ENOENT;
+	}
+	return 1;	/* the system's own: the caller may mount it */
 }
 
 /*
@@ -173,9 +203,12 @@ int ics_nic_read(const char *ifname, struct ics_nic_snap *s)
 	}
 	err = ics_nic_pin_dir(dir, sizeof(dir), s->ifindex);
 	if (err) {
-		icsnl_err("nic: /proc/self/ns/net: %s", strerror(-err));
+		icsnl_err("nic: the network namespace's cookie: %s", strerror(-err));
 		return err;
 	}
+	err = ics_nic_bpffs("nic");
+	if (err < 0)
+		return err;
 	buf = calloc(ncpu, sizeof(*buf));
 	if (!buf) {
 		icsnl_err("nic: %s", strerror(ENOMEM));
@@ -212,9 +245,11 @@ int ics_nic_read(const char *ifname, struct ics_nic_snap *s)
 		s->n_etypes++;
 	}
 	snprintf(path, sizeof(path), "%s/stats", dir);
-	if (!stat(path, &st) && !clock_gettime(CLOCK_REALTIME, &now))
+	if (!stat(path, &st) && !clock_gettime(CLOCK_REALTIME, &now)) {
+		s->pinned = st.st_mtim;
 		s->age_ms = ((now.tv_sec - st.st_mtim.tv_sec) * 1000000000LL +
 			     now.tv_nsec - st.st_mtim.tv_nsec) / 1000000;
+	}
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		err = ics_nic_query(s->ifindex, d, &id);
 		s->attached[d] = err > 0;

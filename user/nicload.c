@@ -8,13 +8,20 @@
  * if they are ours, and the pins; never the clsact qdisc, which other
  * filters may use, nor any other filter.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <net/if_arp.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -90,13 +97,17 @@ static int unpin(const char *dir)
 	return any;
 }
 
-/* bpffs on /sys/fs/bpf, mounted if it is not (as systemd would, but 0755). */
+/*
+ * bpffs on /sys/fs/bpf, mounted if the system has none (as systemd would,
+ * but 0755); refused in a private mount namespace, where a mount would
+ * vanish with icsctl.
+ */
 static int bpffs_ready(void)
 {
-	struct statfs fs;
+	int err = ics_nic_bpffs("nic attach");
 
-	if (!statfs(ICS_NIC_BPFFS, &fs) && fs.f_type == BPF_FS_MAGIC)
-		return 0;
+	if (err <= 0)
+		return err;
 	if (mount("bpf", ICS_NIC_BPFFS, "bpf", 0, "mode=0755")) {
 		icsnl_err("nic attach: mounting bpffs on %s: %s", ICS_NIC_BPFFS, strerror(errno));
 		return -1;
@@ -104,6 +115,7 @@ static int bpffs_ready(void)
 	return 0;
 }
 
+/* @dir and its parents under bpffs, mode 0755 whatever the umask. */
 static int mkdirs(const char *dir)
 {
 	char path[PATH_MAX], *p;
@@ -115,7 +127,7 @@ static int mkdirs(const char *dir)
 		char c = *p;
 
 		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
+		if ((mkdir(path, 0755) && errno != EEXIST) || chmod(path, 0755)) {
 			icsnl_err("nic attach: mkdir %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -125,25 +137,102 @@ static int mkdirs(const char *dir)
 	}
 }
 
+/*
+ * One attach or detach at a time on this host: an exclusive flock on
+ * ICS_NIC_PIN_ROOT, held until icsctl exits, so that two of them cannot
+ * remove each other's pins between a query and a pin.
+ */
+static int lock_pins(const char *ctx)
+{
+	int fd;
+
+	if (mkdirs(ICS_NIC_PIN_ROOT))
+		return -1;
+	fd = open(ICS_NIC_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		icsnl_err("%s: locking %s: %s", ctx, ICS_NIC_PIN_ROOT, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The pins of devices of this namespace that are gone (their filters went with them). */
+static void unpin_gone(const char *dir)
+{
+	char ns[ICS_NIC_DIR_MAX], sub[PATH_MAX], name[IF_NAMESIZE];
+	struct dirent *e;
+	DIR *dp;
+
+	snprintf(ns, sizeof(ns), "%s", dir);
+	*strrchr(ns, '/') = '\0';
+	dp = opendir(ns);
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		unsigned long ifindex = strtoul(e->d_name, NULL, 10);
+
+		if (!ifindex || if_indextoname(ifindex, name))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%lu", ns, ifindex);
+		unpin(sub);
+	}
+	closedir(dp);
+}
+
+/* Only Ethernet: the program reads an Ethernet header at offset 0. */
+static int is_ether(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd, ret;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;	/* let the attach itself say what is wrong */
+	ret = ioctl(fd, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER;
+	close(fd);
+	return ret;
+}
+
 static int nic_attach(const char *ifname, unsigned int ifindex)
 {
 	struct bpf_program *progs[ICS_NIC_DIRS];
 	struct bpf_map *maps[2];
 	char dir[ICS_NIC_DIR_MAX], path[PATH_MAX];
 	struct ics_nic *skel;
-	int d, k, err, done = 0;
+	int d, k, err, done = 0, pinned = 0;
 	uint32_t id;
 
+	if (geteuid() != 0) {
+		icsnl_err("nic attach: needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		return 1;
+	}
+	if (!is_ether(ifname)) {
+		icsnl_err("nic attach: %s: not an Ethernet device: its frames have no Ethernet header to classify",
+			  ifname);
+		return 1;
+	}
+	err = ics_nic_pin_dir(dir, sizeof(dir), ifindex);
+	if (err) {
+		icsnl_err("nic attach: the network namespace's cookie: %s", strerror(-err));
+		return 1;
+	}
+	if (bpffs_ready() || lock_pins("nic attach"))
+		return 1;
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		err = ics_nic_query(ifindex, d, &id);
+		if (err < 0) {
+			icsnl_err("nic attach: %s: reading its %s filters: %s", ifname,
+				  hook_names[d], strerror(-err));
+			return 1;
+		}
 		if (err > 0) {
 			icsnl_err("nic attach: %s: already attached (icsctl nic detach %s first)",
 				  ifname, ifname);
 			return 1;
 		}
 	}
-	if (ics_nic_pin_dir(dir, sizeof(dir), ifindex) || bpffs_ready())
-		return 1;
+	unpin_gone(dir);
 	unpin(dir);		/* a detached or lost program's: not counting any more */
 	if (mkdirs(dir))
 		return 1;
@@ -171,6 +260,7 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 				  strerror(err ? -err : errno));
 			goto fail;
 		}
+		pinned = 1;
 	}
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = ICS_NIC_TC_HANDLE,
@@ -180,8 +270,9 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 		hook_init(&hook, ifindex, d);
 		err = bpf_tc_hook_create(&hook);	/* the clsact qdisc, if missing */
 		if (err && err != -EEXIST) {
-			icsnl_err("nic attach: %s: adding the clsact qdisc: %s", ifname,
-				  strerror(-err));
+			icsnl_err("nic attach: %s: adding the clsact qdisc: %s%s", ifname,
+				  strerror(-err), err == -EINVAL ?
+				  " (is another ingress or root qdisc in the way?)" : "");
 			goto fail;
 		}
 		err = bpf_tc_attach(&hook, &opts);
@@ -204,24 +295,23 @@ fail:
 		if (done & 1 << d)
 			detach_dir(ifindex, d);
 	ics_nic__destroy(skel);
-	unpin(dir);
+	if (pinned)
+		unpin(dir);
 	return 1;
 }
 
-/* The program with id @id is one of ours, of direction @dir. */
-static bool ours(uint32_t id, int dir)
+/* 1 if the program with id @id is ours for direction @dir, 0 if not, or -errno. */
+static int ours(uint32_t id, int dir)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
-	bool ret = false;
-	int fd;
+	int fd, ret;
 
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
-		return false;
+		return -errno;
 	memset(&info, 0, sizeof(info));
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = !strcmp(info.name, prog_names[dir]);
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : !strcmp(info.name, prog_names[dir]);
 	close(fd);
 	return ret;
 }
@@ -229,47 +319,59 @@ static bool ours(uint32_t id, int dir)
 static int nic_detach(const char *ifname, unsigned int ifindex)
 {
 	char dir[ICS_NIC_DIR_MAX];
-	int d, err, found = 0, ret = 0;
+	int d, err, found = 0, left = 0;
 	uint32_t id;
 
+	if (geteuid() != 0) {
+		icsnl_err("nic detach: needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		return 1;
+	}
+	err = ics_nic_pin_dir(dir, sizeof(dir), ifindex);
+	if (err) {
+		icsnl_err("nic detach: the network namespace's cookie: %s", strerror(-err));
+		return 1;
+	}
+	if (ics_nic_bpffs("nic detach") < 0 || lock_pins("nic detach"))
+		return 1;
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		err = ics_nic_query(ifindex, d, &id);
-		if (err < 0) {
-			icsnl_err("nic detach: %s: reading its %s filters: %s", ifname,
-				  hook_names[d], strerror(-err));
-			ret = 1;
-			continue;
-		}
 		if (!err)
-			continue;
-		if (!ours(id, d)) {
-			icsnl_err("nic detach: %s: the %s filter at handle 0x%x, priority %d is not ics_nic's (program id %u): left alone",
-				  ifname, hook_names[d], ICS_NIC_TC_HANDLE, ICS_NIC_TC_PRIO, id);
-			ret = 1;
+			continue;		/* no filter there */
+		if (err > 0) {
+			err = ours(id, d);
+			if (!err) {
+				icsnl_err("nic detach: %s: the %s filter at handle 0x%x, priority %d is not ics_nic's (program id %u): left alone",
+					  ifname, hook_names[d], ICS_NIC_TC_HANDLE,
+					  ICS_NIC_TC_PRIO, id);
+				continue;
+			}
+		}
+		if (err < 0) {
+			icsnl_err("nic detach: %s: reading its %s filter: %s", ifname,
+				  hook_names[d], strerror(-err));
+			left = 1;
 			continue;
 		}
 		err = detach_dir(ifindex, d);
 		if (err) {
 			icsnl_err("nic detach: %s: removing the %s filter: %s", ifname,
 				  hook_names[d], strerror(-err));
-			ret = 1;
+			left = 1;
 			continue;
 		}
 		found = 1;
 	}
-	if (ics_nic_pin_dir(dir, sizeof(dir), ifindex))
+	if (left)	/* a filter of ours may still count: keep its counters */
 		return 1;
 	if (unpin(dir))
 		found = 1;
-	if (!found && !ret) {
+	if (!found) {
 		icsnl_err("nic detach: %s: not attached", ifname);
 		return 1;
 	}
-	if (found && !ret)
-		printf("nic: %s: detached; its counters are gone\n", ifname);
-	return ret;
+	printf("nic: %s: detached; its counters are gone\n", ifname);
+	return 0;
 }
-
 int ics_nic_cmd(int argc, char **argv)
 {
 	unsigned int ifindex;

@@ -8,12 +8,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "nic.h"
 
 #define ICS_NIC_BPFFS		"/sys/fs/bpf"
 #define ICS_NIC_PIN_ROOT	ICS_NIC_BPFFS "/ics"
-#define ICS_NIC_DIR_MAX		96	/* ICS_NIC_PIN_ROOT/NETNS/IFINDEX */
+#define ICS_NIC_DIR_MAX		64	/* ICS_NIC_PIN_ROOT/NETNS/IFINDEX */
 
 struct ics_nic_etype {
 	uint16_t type;
@@ -27,6 +28,7 @@ struct ics_nic_snap {
 	unsigned int ifindex;
 	bool attached[ICS_NIC_DIRS];		/* the filters are on the hooks */
 	uint64_t age_ms;			/* since the counters were pinned */
+	struct timespec pinned;			/* when: another value, another attach */
 	struct ics_nic_ctr c[ICS_NIC_DIRS][ICS_NIC_CLASSES];
 	int n_etypes;
 	struct ics_nic_etype et[ICS_NIC_ETYPES];
@@ -35,6 +37,7 @@ struct ics_nic_snap {
 const char *ics_nic_class_name(int class, char *buf, size_t len);
 const char *ics_nic_etype_name(uint16_t type, char *buf, size_t len);
 int ics_nic_pin_dir(char *buf, size_t len, unsigned int ifindex);
+int ics_nic_bpffs(const char *ctx);
 int ics_nic_query(unsigned int ifindex, int dir, uint32_t *prog_id);
 int ics_nic_cmd(int argc, char **argv);	/* icsctl nic, nicload.c */
 int ics_nic_read(const char *ifname, struct ics_nic_snap *s);	/* 0 or -errno, said */

@@ -33,6 +33,9 @@ struct {
 	__type(value, struct ics_nic_ctr);
 } etypes SEC(".maps");
 
+/* A new ethertype's first value (read-only data, not zeroed on the stack per frame). */
+static const struct ics_nic_ctr zero;
+
 /* ics_hist_row() without a loop: row 0 for 0, else min(fls(n - 1) + 1, 26). */
 static __always_inline __u32 hist_row(__u32 n)
 {
@@ -82,9 +85,11 @@ static __always_inline void hist_add(struct ics_nic_ctr *c, __u32 len, __u32 n)
  * (cls_bpf pushes it back at ingress) but not a VLAN tag held in the skb
  * (taken out at ingress before the hook): add it. A GSO skb (TCP's always
  * are, the device segments them after the hook if it cannot) or a GRO one
- * becomes gso_segs frames on the wire, each with the headers @hlen (0 if
- * not parsed): frames, bytes and the histogram count those, so that they
- * add up to the device's own packet and byte counters; skbs counts skbs.
+ * becomes gso_segs frames on the wire, each with the headers @hlen:
+ * frames, bytes and the histogram count those, so that they add up to the
+ * counters of a device that counts the frames it sends; skbs counts skbs.
+ * Where the headers were not parsed (@hlen 0: a VLAN tag in the frame, a
+ * tunnel), the frames are still counted, their bytes without the repeats.
  */
 static __always_inline void count(struct ics_nic_ctr *c, struct __sk_buff *skb, __u32 hlen)
 {
@@ -92,10 +97,17 @@ static __always_inline void count(struct ics_nic_ctr *c, struct __sk_buff *skb, 
 	__u32 segs = skb->gso_segs, full;
 
 	c->skbs++;
-	if (segs <= 1 || !hlen || !skb->gso_size) {
+	if (segs <= 1) {
 		c->frames++;
 		c->bytes += len;
 		hist_add(c, len, 1);
+		return;
+	}
+	if (!hlen || !skb->gso_size) {
+		/* headers not parsed (VLAN, tunnels): segs frames, their bytes short */
+		c->frames += segs;
+		c->bytes += len;
+		hist_add(c, len / segs, segs);
 		return;
 	}
 	/* segs - 1 segments of gso_size payload, and the rest in the last one */
@@ -188,7 +200,7 @@ static __always_inline __u32 ip6_class(struct __sk_buff *skb, __u32 *hlen)
 
 static __always_inline int account(struct __sk_buff *skb, __u32 dir)
 {
-	struct ics_nic_ctr *c, zero = {};
+	struct ics_nic_ctr *c;
 	__u32 class, key, hlen = 0;
 	__be16 be;
 	__u16 type;
