@@ -39,6 +39,8 @@ LABEL = {
     "ics-kernel-nostats": "ics-kernel, statistics compiled out",
     "ics-kernel-auth": "ics-kernel, cluster key required",
     "ics-kernel-authoff": "ics-kernel, the same boot, authentication off",
+    "ics-kernel-nic": "ics-kernel, icsctl nic's program on both veths",
+    "ics-kernel-nonic": "ics-kernel, the same boot, without it",
 }
 METRICS = ["p50_us", "p90_us", "p99_us", "msgs_s", "mb_s", "cpu_us_per_msg", "send_lag_p99_us"]
 
@@ -63,6 +65,10 @@ TARGETS_A = [
      "rr", "p50_us", "ics-kernel-auth", "ics-kernel-authoff", 1.10, [64], "le"),
     ("a cluster key costs ≤ 15 % of the ics-kernel 64 KiB stream",
      "stream", "mb_s", "ics-kernel-auth", "ics-kernel-authoff", 0.85, [65536], "ge"),
+    ("the NIC view costs ≤ 5 % of the ics-kernel 64 B round trip p50",
+     "rr", "p50_us", "ics-kernel-nic", "ics-kernel-nonic", 1.05, [64], "le"),
+    ("the NIC view costs ≤ 5 % of the ics-kernel 64 KiB stream",
+     "stream", "mb_s", "ics-kernel-nic", "ics-kernel-nonic", 0.95, [65536], "ge"),
 ]
 TARGETS_B = [
     ("ics-user round trip p50 ≤ TCP at every size",

@@ -50,8 +50,9 @@
 #                         loads TIPC, ics only when it names them)
 #   BENCH_PIN             "0 1": the client's vCPU, the server's
 #   BENCH_STATS_SIZE      65536: the streams that measure what statistics cost
-#   BENCH_COSTS           "stats auth": what statistics and a cluster key
-#                         cost (stats_cost, auth_cost below); "": neither
+#   BENCH_COSTS           "stats auth nic": what statistics, a cluster key
+#                         and icsctl nic's program cost (stats_cost,
+#                         auth_cost, nic_cost below); "": none
 set -u
 res=$1
 stage=$res/stage
@@ -406,6 +407,38 @@ auth_cost()
 	rm -f "$tmp.key"
 }
 
+# nic_cost MTU: what the NIC view costs: ics-kernel round trips and
+# streams with icsctl nic's program attached to both members' veths and
+# not, alternating REPS times, recorded as "ics-kernel-nic" and
+# "ics-kernel-nonic".
+nic_cost()
+{
+	local mtu=$1 rep on tag ns dev
+	[ "$LAYOUT" = a ] || return 0
+	case " $avail " in *" ics-kernel "*) ;; *) return ;; esac
+	log "NIC view cost at MTU $mtu: ics-kernel, icsctl nic attached to both veths and not"
+	for rep in $(seq "$REPS"); do
+		for on in 0 1; do
+			for ns in $A $B; do
+				dev=va
+				[ "$ns" = "$B" ] && dev=vb
+				if [ $on = 1 ]; then
+					ip netns exec "$ns" icsctl nic attach $dev >/dev/null
+				else
+					ip netns exec "$ns" icsctl nic detach $dev >/dev/null 2>&1
+					true
+				fi || { log "icsctl nic attach $dev failed: NIC view cost not measured"; return; }
+			done
+			tag=-nonic
+			[ $on = 1 ] && tag=-nic
+			SIZES=64 run "$mtu" "$rep" ics-kernel rr "ics-kernel$tag"
+			STREAM_SIZES=65536 run "$mtu" "$rep" ics-kernel stream "ics-kernel$tag"
+		done
+	done
+	ip netns exec $A icsctl nic detach va >/dev/null
+	ip netns exec $B icsctl nic detach vb >/dev/null
+}
+
 for mtu in $MTUS; do
 	log "=== transports, MTU $mtu ==="
 	if ! setup "$mtu"; then
@@ -432,8 +465,9 @@ for mtu in $MTUS; do
 			esac
 		done
 	done
-	case " ${BENCH_COSTS-stats auth} " in *" stats "*) stats_cost "$mtu" ;; esac
-	case " ${BENCH_COSTS-stats auth} " in *" auth "*) auth_cost "$mtu" ;; esac
+	case " ${BENCH_COSTS-stats auth nic} " in *" stats "*) stats_cost "$mtu" ;; esac
+	case " ${BENCH_COSTS-stats auth nic} " in *" auth "*) auth_cost "$mtu" ;; esac
+	case " ${BENCH_COSTS-stats auth nic} " in *" nic "*) nic_cost "$mtu" ;; esac
 	teardown
 done
 rm -f "$tmp.out" "$tmp.err"

@@ -36,8 +36,9 @@
 #   BENCH_RESULTS_DIR where the transport report goes (default bench/results)
 #   BENCH_OUT         the run's directory (default build/bench), emptied first
 #   BENCH_TIMEOUT     seconds before the VM is killed (default 5400)
-#   BENCH_COSTS       "stats auth" (default): the transport runs that
-#                     measure what statistics and a cluster key cost
+#   BENCH_COSTS       "stats auth nic" (default): the transport runs that
+#                     measure what statistics, a cluster key and the NIC
+#                     view (icsctl nic) cost
 #   BENCH_ICOUNT=1    the deterministic mode, layout a only: qemu
 #                     -icount shift=0,sleep=off (below)
 #   BENCH_VERBOSE=1   the guest kernel's messages in console.log
