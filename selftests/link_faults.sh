@@ -17,7 +17,7 @@
 #   | netns ics$$-m1  |  | netns ics$$-m2  |
 #   +-----------------+  +-----------------+
 #
-# Module loaded with link_timeout_ms=$LT (4 s): a link with unacknowledged
+# Module loaded with link_timeout_ms=$LT (4 s, see LT): a link with unacknowledged
 # data and no progress that long fails its messages with ETIMEDOUT; and
 # link_window=32, so that the frames in flight at MTU 9000 (288 KB) drain in
 # well under a second at the 8 Mbit/s node 1 sends with (netem rate on its
@@ -47,7 +47,14 @@
 
 . "$(dirname "$0")/lib.sh"
 
-LT=4000
+# link_timeout_ms: 4 s, longer where every wait is (ICS_TIMEOUT_SCALE above
+# vmtest's 3, the debug kernel's 10). An outage as the link sees it lasts
+# from the port going down until frames pass again: the 1 s sleep, plus
+# the time ip(8) and linkwatch take to bring the port back, plus a
+# retransmission timeout (at most LT / 4), plus a round trip; on a
+# KASAN/lockdep kernel under TCG those grow tenfold, and a 1 s outage
+# then outlasted 4 s.
+LT=$((ICS_SCALE > 3 ? 4000 * ICS_SCALE / 3 : 4000))
 SCALE_COUNT=${ICS_FAULT_COUNT:-1}
 BIG_COUNT=${ICS_BIG_COUNT:-1}
 BIG_MTU=${ICS_BIG_MTU:-9000}
