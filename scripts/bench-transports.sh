@@ -422,10 +422,11 @@ nic_cost()
 			for ns in $A $B; do
 				dev=va
 				[ "$ns" = "$B" ] && dev=vb
+				# nsenter, not ip netns exec: the pins live in the host's bpffs
 				if [ $on = 1 ]; then
-					ip netns exec "$ns" icsctl nic attach $dev >/dev/null
+					nsenter --net="/run/netns/$ns" icsctl nic attach $dev >/dev/null
 				else
-					ip netns exec "$ns" icsctl nic detach $dev >/dev/null 2>&1
+					nsenter --net="/run/netns/$ns" icsctl nic detach $dev >/dev/null 2>&1
 					true
 				fi || { log "icsctl nic attach $dev failed: NIC view cost not measured"; return; }
 			done
@@ -435,8 +436,8 @@ nic_cost()
 			STREAM_SIZES=65536 run "$mtu" "$rep" ics-kernel stream "ics-kernel$tag"
 		done
 	done
-	ip netns exec $A icsctl nic detach va >/dev/null
-	ip netns exec $B icsctl nic detach vb >/dev/null
+	nsenter --net="/run/netns/$A" icsctl nic detach va >/dev/null
+	nsenter --net="/run/netns/$B" icsctl nic detach vb >/dev/null
 }
 
 for mtu in $MTUS; do
