@@ -1803,10 +1803,19 @@ static void rep_nic(const struct rep *r)
 	if (o->csv) {
 		n = nic_rows(&r->s->nic, rows, 0);
 		/* a device's name may hold a comma or a quote: CSV-quote it then */
-		if (strpbrk(s->ifname, ",\""))
-			snprintf(report, sizeof(report), "\"nic:%s\"", s->ifname);
-		else
+		if (strpbrk(s->ifname, ",\"")) {
+			char *o = report + snprintf(report, sizeof(report), "\"nic:");
+			const char *i;
+
+			for (i = s->ifname; *i; i++) {
+				if (*i == '"')
+					*o++ = '"';
+				*o++ = *i;
+			}
+			strcpy(o, "\"");
+		} else {
 			snprintf(report, sizeof(report), "nic:%s", s->ifname);
+		}
 		for (k = 0; k < n; k++)
 			for (d = 0; d < DIRS; d++) {
 				const struct ics_nic_ctr *c = &rows[k].c[nic_dir[d]];

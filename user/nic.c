@@ -100,21 +100,33 @@ int ics_nic_pin_dir(char *buf, size_t len, unsigned int ifindex)
 	return 0;
 }
 
-/* bpffs is mounted on /sys/fs/bpf here: 0, or -ENOENT after saying why not. */
+/* bpffs is mounted on /sys/fs/bpf: 1 if so, 0 if not. */
+int ics_nic_have_bpffs(void)
+{
+	struct statfs fs;
+
+	return !statfs(ICS_NIC_BPFFS, &fs) && fs.f_type == BPF_FS_MAGIC;
+}
+
+/*
+ * bpffs on /sys/fs/bpf: 0; 1 if there is none but this is the system's own
+ * mount namespace (pid 1's), where the caller may mount it; or -ENOENT
+ * after saying why not. A private one (ip netns exec mounts a fresh /sys),
+ * or one that cannot be told from pid 1's, would lose a mount with the
+ * process.
+ */
 int ics_nic_bpffs(const char *ctx)
 {
 	struct stat self, init;
-	struct statfs fs;
 
-	if (!statfs(ICS_NIC_BPFFS, &fs) && fs.f_type == BPF_FS_MAGIC)
+	if (ics_nic_have_bpffs())
 		return 0;
 	if (!stat("/proc/self/ns/mnt", &self) && !stat("/proc/1/ns/mnt", &init) &&
-	    self.st_ino != init.st_ino) {
-		icsnl_err("%s: no bpffs on %s in this mount namespace (ip netns exec mounts a fresh /sys): use nsenter --net=/run/netns/NAME",
-			  ctx, ICS_NIC_BPFFS);
-		return -ENOENT;
-	}
-	return 1;	/* the system's own: the caller may mount it */
+	    self.st_dev == init.st_dev && self.st_ino == init.st_ino)
+		return 1;
+	icsnl_err("%s: no bpffs on %s in this mount namespace (ip netns exec mounts a fresh /sys): use nsenter --net=/run/netns/NAME, or mount bpffs there",
+		  ctx, ICS_NIC_BPFFS);
+	return -ENOENT;
 }
 
 /*

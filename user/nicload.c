@@ -115,8 +115,8 @@ static int bpffs_ready(void)
 	return 0;
 }
 
-/* @dir and its parents under bpffs, mode 0755 whatever the umask. */
-static int mkdirs(const char *dir)
+/* @dir and its parents under bpffs, mode 0755 (whatever the umask) where created. */
+static int mkdirs(const char *ctx, const char *dir)
 {
 	char path[PATH_MAX], *p;
 
@@ -127,8 +127,8 @@ static int mkdirs(const char *dir)
 		char c = *p;
 
 		*p = '\0';
-		if ((mkdir(path, 0755) && errno != EEXIST) || chmod(path, 0755)) {
-			icsnl_err("nic attach: mkdir %s: %s", path, strerror(errno));
+		if (!mkdir(path, 0755) ? chmod(path, 0755) : errno != EEXIST) {
+			icsnl_err("%s: mkdir %s: %s", ctx, path, strerror(errno));
 			return -1;
 		}
 		if (!c)
@@ -138,48 +138,120 @@ static int mkdirs(const char *dir)
 }
 
 /*
- * One attach or detach at a time on this host: an exclusive flock on
- * ICS_NIC_PIN_ROOT, held until icsctl exits, so that two of them cannot
- * remove each other's pins between a query and a pin.
+ * One attach or detach at a time on this host: an exclusive flock on a
+ * file outside bpffs (which an attach may have to mount), held until
+ * icsctl exits, so that two of them cannot mount twice or remove each
+ * other's pins between a query and a pin.
  */
-static int lock_pins(const char *ctx)
-{
-	int fd;
+#define ICS_NIC_LOCK	"/run/ics-nic.lock"
 
-	if (mkdirs(ICS_NIC_PIN_ROOT))
-		return -1;
-	fd = open(ICS_NIC_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+static int lock_nic(const char *ctx)
+{
+	int fd = open(ICS_NIC_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		icsnl_err("%s: locking %s: %s", ctx, ICS_NIC_PIN_ROOT, strerror(errno));
+		icsnl_err("%s: locking %s: %s", ctx, ICS_NIC_LOCK, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* The pins of devices of this namespace that are gone (their filters went with them). */
-static void unpin_gone(const char *dir)
+/* 1 if the program with id @id is ours for direction @dir, 0 if not, or -errno. */
+static int ours(uint32_t id, int dir)
 {
-	char ns[ICS_NIC_DIR_MAX], sub[PATH_MAX], name[IF_NAMESIZE];
-	struct dirent *e;
-	DIR *dp;
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	int fd, ret;
 
-	snprintf(ns, sizeof(ns), "%s", dir);
-	*strrchr(ns, '/') = '\0';
-	dp = opendir(ns);
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : !strcmp(info.name, prog_names[dir]);
+	close(fd);
+	return ret;
+}
+
+/*
+ * The ids of the maps that loaded ics_nic programs use, into @ids (room
+ * for @max); their number, or -1 if the walk did not finish.
+ */
+static int live_maps(uint32_t *ids, int max)
+{
+	uint32_t id = 0, mids[4];
+	int n = 0, fd;
+	uint32_t k;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = ARRAY_SIZE(mids);
+		info.map_ids = (uintptr_t)mids;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    (!strcmp(info.name, prog_names[0]) || !strcmp(info.name, prog_names[1])))
+			for (k = 0; k < info.nr_map_ids && k < ARRAY_SIZE(mids) && n < max; k++)
+				ids[n++] = mids[k];
+		close(fd);
+	}
+	return errno == ENOENT && n < max ? n : -1;
+}
+
+/*
+ * Pins no loaded program counts into any more: those of a device that was
+ * deleted or moved, of a namespace that is gone (its cookie is never seen
+ * again), of a filter someone else removed. Called under the lock, so no
+ * attach is between pinning and attaching.
+ */
+static void unpin_orphans(void)
+{
+	char ns[PATH_MAX], dev[PATH_MAX + NAME_MAX + 2], path[PATH_MAX + NAME_MAX + 10];
+	uint32_t ids[1024];
+	struct dirent *e, *f;
+	DIR *dp, *dq;
+	int n, i, fd;
+
+	n = live_maps(ids, ARRAY_SIZE(ids));
+	dp = n < 0 ? NULL : opendir(ICS_NIC_PIN_ROOT);
 	if (!dp)
 		return;
 	while ((e = readdir(dp))) {
-		unsigned long ifindex = strtoul(e->d_name, NULL, 10);
-
-		if (!ifindex || if_indextoname(ifindex, name))
+		if (e->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%lu", ns, ifindex);
-		unpin(sub);
+		snprintf(ns, sizeof(ns), "%s/%s", ICS_NIC_PIN_ROOT, e->d_name);
+		dq = opendir(ns);
+		if (!dq)
+			continue;
+		while ((f = readdir(dq))) {
+			struct bpf_map_info info;
+			uint32_t len = sizeof(info);
+			bool live = false;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(dev, sizeof(dev), "%s/%s", ns, f->d_name);
+			snprintf(path, sizeof(path), "%s/stats", dev);
+			fd = bpf_obj_get(path);
+			memset(&info, 0, sizeof(info));
+			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+				for (i = 0; i < n && !live; i++)
+					live = ids[i] == info.id;
+			if (fd >= 0)
+				close(fd);
+			if (!live)
+				unpin(dev);
+		}
+		closedir(dq);
+		rmdir(ns);	/* if it is empty now */
 	}
 	closedir(dp);
 }
 
-/* Only Ethernet: the program reads an Ethernet header at offset 0. */
+/* An Ethernet header at offset 0: Ethernet devices and loopback. */
 static int is_ether(const char *ifname)
 {
 	struct ifreq ifr = { 0 };
@@ -189,7 +261,8 @@ static int is_ether(const char *ifname)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 1;	/* let the attach itself say what is wrong */
-	ret = ioctl(fd, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER;
+	ret = ioctl(fd, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER ||
+	      ifr.ifr_hwaddr.sa_family == ARPHRD_LOOPBACK;
 	close(fd);
 	return ret;
 }
@@ -200,7 +273,7 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 	struct bpf_map *maps[2];
 	char dir[ICS_NIC_DIR_MAX], path[PATH_MAX];
 	struct ics_nic *skel;
-	int d, k, err, done = 0, pinned = 0;
+	int d, k, err, done = 0;
 	uint32_t id;
 
 	if (geteuid() != 0) {
@@ -217,10 +290,12 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 		icsnl_err("nic attach: the network namespace's cookie: %s", strerror(-err));
 		return 1;
 	}
-	if (bpffs_ready() || lock_pins("nic attach"))
+	if (lock_nic("nic attach") || bpffs_ready())
 		return 1;
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		err = ics_nic_query(ifindex, d, &id);
+		if (err > 0)
+			err = ours(id, d);
 		if (err < 0) {
 			icsnl_err("nic attach: %s: reading its %s filters: %s", ifname,
 				  hook_names[d], strerror(-err));
@@ -231,10 +306,15 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 				  ifname, ifname);
 			return 1;
 		}
+		if (ics_nic_query(ifindex, d, &id) > 0) {
+			icsnl_err("nic attach: %s: its %s filter at handle 0x%x, priority %d is another program's (id %u): not attaching",
+				  ifname, hook_names[d], ICS_NIC_TC_HANDLE, ICS_NIC_TC_PRIO, id);
+			return 1;
+		}
 	}
-	unpin_gone(dir);
+	unpin_orphans();
 	unpin(dir);		/* a detached or lost program's: not counting any more */
-	if (mkdirs(dir))
+	if (mkdirs("nic attach", dir))
 		return 1;
 
 	libbpf_log[0] = '\0';
@@ -260,7 +340,6 @@ static int nic_attach(const char *ifname, unsigned int ifindex)
 				  strerror(err ? -err : errno));
 			goto fail;
 		}
-		pinned = 1;
 	}
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = ICS_NIC_TC_HANDLE,
@@ -295,31 +374,14 @@ fail:
 		if (done & 1 << d)
 			detach_dir(ifindex, d);
 	ics_nic__destroy(skel);
-	if (pinned)
-		unpin(dir);
+	unpin(dir);		/* under the lock: only ours can be there */
 	return 1;
-}
-
-/* 1 if the program with id @id is ours for direction @dir, 0 if not, or -errno. */
-static int ours(uint32_t id, int dir)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-	int fd, ret;
-
-	fd = bpf_prog_get_fd_by_id(id);
-	if (fd < 0)
-		return -errno;
-	memset(&info, 0, sizeof(info));
-	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : !strcmp(info.name, prog_names[dir]);
-	close(fd);
-	return ret;
 }
 
 static int nic_detach(const char *ifname, unsigned int ifindex)
 {
 	char dir[ICS_NIC_DIR_MAX];
-	int d, err, found = 0, left = 0;
+	int d, err, found = 0, left = 0, foreign = 0;
 	uint32_t id;
 
 	if (geteuid() != 0) {
@@ -331,7 +393,7 @@ static int nic_detach(const char *ifname, unsigned int ifindex)
 		icsnl_err("nic detach: the network namespace's cookie: %s", strerror(-err));
 		return 1;
 	}
-	if (ics_nic_bpffs("nic detach") < 0 || lock_pins("nic detach"))
+	if (lock_nic("nic detach"))
 		return 1;
 	for (d = 0; d < ICS_NIC_DIRS; d++) {
 		err = ics_nic_query(ifindex, d, &id);
@@ -343,6 +405,7 @@ static int nic_detach(const char *ifname, unsigned int ifindex)
 				icsnl_err("nic detach: %s: the %s filter at handle 0x%x, priority %d is not ics_nic's (program id %u): left alone",
 					  ifname, hook_names[d], ICS_NIC_TC_HANDLE,
 					  ICS_NIC_TC_PRIO, id);
+				foreign = 1;
 				continue;
 			}
 		}
@@ -363,8 +426,19 @@ static int nic_detach(const char *ifname, unsigned int ifindex)
 	}
 	if (left)	/* a filter of ours may still count: keep its counters */
 		return 1;
+	if (!ics_nic_have_bpffs()) {
+		/* a private mount namespace (ip netns exec): the pins are not here */
+		if (found && !foreign)
+			printf("nic: %s: detached; its counters go at the next nic attach on this host\n",
+			       ifname);
+		else if (!foreign)
+			icsnl_err("nic detach: %s: not attached", ifname);
+		return !found || foreign;
+	}
 	if (unpin(dir))
 		found = 1;
+	if (foreign)
+		return 1;
 	if (!found) {
 		icsnl_err("nic detach: %s: not attached", ifname);
 		return 1;

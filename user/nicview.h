@@ -37,6 +37,7 @@ struct ics_nic_snap {
 const char *ics_nic_class_name(int class, char *buf, size_t len);
 const char *ics_nic_etype_name(uint16_t type, char *buf, size_t len);
 int ics_nic_pin_dir(char *buf, size_t len, unsigned int ifindex);
+int ics_nic_have_bpffs(void);
 int ics_nic_bpffs(const char *ctx);
 int ics_nic_query(unsigned int ifindex, int dir, uint32_t *prog_id);
 int ics_nic_cmd(int argc, char **argv);	/* icsctl nic, nicload.c */

@@ -94,8 +94,11 @@ static __always_inline void hist_add(struct ics_nic_ctr *c, __u32 len, __u32 n)
 static __always_inline void count(struct ics_nic_ctr *c, struct __sk_buff *skb, __u32 hlen)
 {
 	__u32 len = skb->len + (skb->vlan_present ? 4 : 0);
-	__u32 segs = skb->gso_segs, full;
+	__u32 segs = skb->gso_segs, gso = skb->gso_size, full;
 
+	/* an skb from an untrusted source (tap, virtio: SKB_GSO_DODGY) has none yet */
+	if (!segs && gso && hlen && len > hlen)
+		segs = (len - hlen + gso - 1) / gso;
 	c->skbs++;
 	if (segs <= 1) {
 		c->frames++;
@@ -103,7 +106,7 @@ static __always_inline void count(struct ics_nic_ctr *c, struct __sk_buff *skb, 
 		hist_add(c, len, 1);
 		return;
 	}
-	if (!hlen || !skb->gso_size) {
+	if (!hlen || !gso) {
 		/* headers not parsed (VLAN, tunnels): segs frames, their bytes short */
 		c->frames += segs;
 		c->bytes += len;
@@ -111,7 +114,7 @@ static __always_inline void count(struct ics_nic_ctr *c, struct __sk_buff *skb, 
 		return;
 	}
 	/* segs - 1 segments of gso_size payload, and the rest in the last one */
-	full = skb->gso_size + hlen;
+	full = gso + hlen;
 	len += (segs - 1) * hlen;
 	c->frames += segs;
 	c->bytes += len;
