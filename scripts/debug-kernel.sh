@@ -3,7 +3,8 @@
 #
 # Build, once, a small debug kernel from Debian's linux-source-6.12 for the
 # VM tests: virtme-ng's minimal config plus KASAN, lockdep, kmemleak,
-# sleep-in-atomic checks and what the selftests need, built in; TIPC as a
+# sleep-in-atomic checks and what the selftests need (IPv6, BPF and tc's
+# clsact, cls_bpf and matchall for nic.sh), built in; TIPC as a
 # module, so that layout b of `make bench` can be run on it by hand with
 # TIPC beside ics (insmod net/ipv4/udp_tunnel.ko and net/tipc/tipc.ko
 # from the tree: vng's modules directory does not match the kernel's
@@ -11,7 +12,7 @@
 # (ICS_DEBUG_KERNEL, default /var/cache/ics/linux-debug); prints the
 # tree's path. Takes ~20 min on 2 cores the first time.
 set -euo pipefail
-rev=4
+rev=5
 tree=${ICS_DEBUG_KERNEL:-/var/cache/ics/linux-debug}
 if [ -f "$tree/.ics-debug-$rev" ] && [ -f "$tree/arch/x86/boot/bzImage" ]; then
 	echo "$tree"
@@ -45,7 +46,9 @@ vng --kconfig >/dev/null
 	-e MODULES -e MODULE_UNLOAD \
 	-e NET -e INET -e PACKET -e NET_NS -e VETH -e BRIDGE -e NET_SCH_NETEM \
 	-e NET_SCHED -e UNIX -e TMPFS -e CRYPTO_CRC32C -e LIBCRC32C -m TIPC \
-	-e CRYPTO_POLY1305 -e USER_NS \
+	-e CRYPTO_POLY1305 -e USER_NS -e IPV6 \
+	-e BPF_SYSCALL -e BPF_JIT -e NET_CLS_ACT -e NET_SCH_INGRESS -e NET_CLS_BPF \
+	-e NET_CLS_MATCHALL -e NET_ACT_GACT \
 	-d DEBUG_INFO_BTF -d DEBUG_INFO -d DEBUG_INFO_DWARF5 -e DEBUG_INFO_NONE
 make olddefconfig >/dev/null
 make -j"$(nproc)" bzImage modules >build.log 2>&1 || { tail -40 build.log >&2; exit 1; }
