@@ -401,12 +401,20 @@ static void serve(struct server *s, const struct ics_dev_hdr *h, uint8_t *payloa
  * The user responder: echo, ack, sink or report its CPU time, until a
  * signal. It reads in batches (ICS_DEV_BIND_BATCH): every message queued,
  * up to the buffer, in one read().
+ *
+ * SIGINT and SIGTERM stay blocked from the stop_sig check until ppoll(),
+ * which unblocks them while it waits: a signal that lands after the check
+ * interrupts the wait rather than going unseen until the next message.
+ * The read and the answers run with them unblocked, so a blocked write
+ * is interrupted as before.
  */
 static int run_server(void)
 {
 	size_t cap = sizeof(struct ics_dev_hdr) + ICS_MSG_MAX + (1 << 20);
 	uint8_t *buf = xcalloc(1, cap);
 	struct server s = { .fd = dev_open(o.channel, ICS_DEV_BIND_BATCH) };
+	struct pollfd pfd = { .fd = s.fd, .events = POLLIN };
+	sigset_t stops, run;
 	struct ics_dev_hdr h;
 	uint64_t off;
 	ssize_t n;
@@ -415,17 +423,31 @@ static int run_server(void)
 		printf("icsperf server: channel %s, waiting for messages\n",
 		       ics_channel_names[o.channel]);
 	fflush(stdout);
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, &run);
 	while (!stop_sig) {
+		if (ppoll(&pfd, 1, NULL, &run) < 0) {
+			if (errno == EINTR)
+				continue;
+			die_errno("poll", errno);
+		}
+		sigprocmask(SIG_SETMASK, &run, NULL);
 		n = read(s.fd, buf, cap);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
+			sigprocmask(SIG_BLOCK, &stops, NULL);
 			continue;
+		}
 		if (n < 0)
 			die_errno("read", errno);
 		for (off = 0; off < (uint64_t)n; off = ICS_DEV_NEXT(off, h.len)) {
 			memcpy(&h, buf + off, sizeof(h));
 			serve(&s, &h, buf + off + sizeof(h));
 		}
+		sigprocmask(SIG_BLOCK, &stops, NULL);
 	}
+	sigprocmask(SIG_SETMASK, &run, NULL);
 	return 0;
 }
 
@@ -475,15 +497,9 @@ static void meter_end(struct meter *m)
 static void wall_clock(char *buf, size_t len)
 {
 	struct timespec ts;
-	struct tm tm;
-	char z[8];
-	int n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	strftime(z, sizeof(z), "%z", &tm);	/* +0100 -> +01:00 (RFC 3339) */
-	snprintf(buf + n, len - n, ".%03ld%.3s:%s", ts.tv_nsec / 1000000, z, z + 3);
+	icsnl_fmt_iso8601(buf, len, &ts, 3);
 }
 
 static void json_us(struct json *j, const char *key, bool have, double us)
