@@ -1602,17 +1602,6 @@ static void nic_ctr_delta(struct ics_nic_ctr *c, const struct ics_nic_ctr *then)
 		c->hist[r] = delta(c->hist[r], then->hist[r]);
 }
 
-static void nic_ctr_add(struct ics_nic_ctr *sum, const struct ics_nic_ctr *c)
-{
-	int r;
-
-	sum->frames += c->frames;
-	sum->bytes += c->bytes;
-	sum->skbs += c->skbs;
-	for (r = 0; r < ICS_HIST_ROWS; r++)
-		sum->hist[r] += c->hist[r];
-}
-
 /* Which classes have counted a frame since attach: the rows of a report. */
 static void nic_seen(struct nic_view *v)
 {
@@ -1710,15 +1699,15 @@ static int nic_rows(const struct nic_view *v, struct nic_row *rows, int top)
 	} else {
 		other = &et[top];
 		for (k = top + 1; k < ne; k++) {
-			nic_ctr_add(&other->c[0], &et[k].c[0]);
-			nic_ctr_add(&other->c[1], &et[k].c[1]);
+			ics_nic_ctr_add(&other->c[0], &et[k].c[0]);
+			ics_nic_ctr_add(&other->c[1], &et[k].c[1]);
 		}
 		ne = top;
 	}
 	snprintf(other->name, sizeof(other->name), top ? "ethertype/other" : "ethertype/more");
 	other->type = -1;
-	nic_ctr_add(&other->c[ICS_NIC_RX], &v->n.c[ICS_NIC_RX][ICS_NIC_ETYPE_MORE]);
-	nic_ctr_add(&other->c[ICS_NIC_TX], &v->n.c[ICS_NIC_TX][ICS_NIC_ETYPE_MORE]);
+	ics_nic_ctr_add(&other->c[ICS_NIC_RX], &v->n.c[ICS_NIC_RX][ICS_NIC_ETYPE_MORE]);
+	ics_nic_ctr_add(&other->c[ICS_NIC_TX], &v->n.c[ICS_NIC_TX][ICS_NIC_ETYPE_MORE]);
 	return n + ne + 1;
 }
 
@@ -1920,7 +1909,7 @@ static void rep_nic(const struct rep *r)
 			table_ctr(t, r, row->c[nic_dir[d]].frames);
 			table_ctr(t, r, row->c[nic_dir[d]].bytes);
 			if (k < n)
-				nic_ctr_add(&sum.c[nic_dir[d]], &row->c[nic_dir[d]]);
+				ics_nic_ctr_add(&sum.c[nic_dir[d]], &row->c[nic_dir[d]]);
 		}
 		table_end_row(t);
 	}

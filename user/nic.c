@@ -152,18 +152,13 @@ int ics_nic_query(unsigned int ifindex, int dir, uint32_t *prog_id)
 static int lookup_sum(int fd, const void *key, struct ics_nic_ctr *sum, struct ics_nic_ctr *buf,
 		      int ncpu)
 {
-	int i, r;
+	int i;
 
 	if (bpf_map_lookup_elem(fd, key, buf))
 		return -errno;
 	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < ncpu; i++) {
-		sum->frames += buf[i].frames;
-		sum->bytes += buf[i].bytes;
-		sum->skbs += buf[i].skbs;
-		for (r = 0; r < ICS_HIST_ROWS; r++)
-			sum->hist[r] += buf[i].hist[r];
-	}
+	for (i = 0; i < ncpu; i++)
+		ics_nic_ctr_add(sum, &buf[i]);
 	return 0;
 }
 

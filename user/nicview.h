@@ -34,6 +34,18 @@ struct ics_nic_snap {
 	struct ics_nic_etype et[ICS_NIC_ETYPES];
 };
 
+/* @sum += @c, field by field */
+static inline void ics_nic_ctr_add(struct ics_nic_ctr *sum, const struct ics_nic_ctr *c)
+{
+	int r;
+
+	sum->frames += c->frames;
+	sum->bytes += c->bytes;
+	sum->skbs += c->skbs;
+	for (r = 0; r < ICS_NIC_HIST_SLOTS; r++)
+		sum->hist[r] += c->hist[r];
+}
+
 const char *ics_nic_class_name(int class, char *buf, size_t len);
 const char *ics_nic_etype_name(uint16_t type, char *buf, size_t len);
 int ics_nic_pin_dir(char *buf, size_t len, unsigned int ifindex);
