@@ -222,18 +222,25 @@ const char *icsnl_fmt_rate(char *buf, double v, bool raw)
 	return buf;
 }
 
-const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts)
+const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts, int digits)
 {
+	static const long div[] = { 1000000000, 100000000, 10000000, 1000000, 100000, 10000,
+				    1000, 100, 10, 1 };
 	struct tm tm;
+	char z[8];
 	size_t n;
 
+	if (digits < 0 || digits > 9)
+		digits = 0;
 	localtime_r(&ts->tv_sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
-	/* %z is +hhmm; ISO 8601's extended form, which the rest uses, is +hh:mm */
-	if (n >= 5 && n + 2 <= len) {
-		memmove(buf + n - 1, buf + n - 2, 3);
-		buf[n - 2] = ':';
-	}
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (digits && n < len)
+		n += snprintf(buf + n, len - n, ".%0*ld", digits, ts->tv_nsec / div[digits]);
+	/* %z is +hhmm; ISO 8601's extended form (RFC 3339) is +hh:mm */
+	if (!strftime(z, sizeof(z), "%z", &tm) || strlen(z) != 5)
+		strcpy(z, "+0000");
+	if (n < len)
+		snprintf(buf + n, len - n, "%.3s:%s", z, z + 3);
 	return buf;
 }
 
@@ -1608,14 +1615,10 @@ void ics_event_format(char *buf, size_t len, const struct ics_event_msg *e)
 	size_t n = 0;
 
 	if (e->have[ICS_EVENT_A_REALTIME_NS]) {
-		time_t secs = v[ICS_EVENT_A_REALTIME_NS] / 1000000000ULL;
-		struct tm tm;
-		char hms[24];
+		struct timespec t = { .tv_sec = v[ICS_EVENT_A_REALTIME_NS] / 1000000000ULL,
+				      .tv_nsec = v[ICS_EVENT_A_REALTIME_NS] % 1000000000ULL };
 
-		localtime_r(&secs, &tm);
-		strftime(hms, sizeof(hms), "%Y-%m-%dT%H:%M:%S", &tm);
-		snprintf(ts, sizeof(ts), "%s.%06llu", hms,
-			 (unsigned long long)(v[ICS_EVENT_A_REALTIME_NS] / 1000 % 1000000));
+		icsnl_fmt_iso8601(ts, sizeof(ts), &t, 6);
 	}
 #define OUT(...) (n += snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
 	OUT("%s gen %llu: ", ts, (unsigned long long)v[ICS_EVENT_A_GENERATION]);

@@ -55,8 +55,11 @@ uint64_t ics_hist_row_max(int r);
 const char *icsnl_fmt_count(char *buf, uint64_t v, bool raw);
 /* A rate with one decimal ("0" for none): raw, or from 1000 with k/m/g/t: "12.3k". */
 const char *icsnl_fmt_rate(char *buf, double v, bool raw);
-/* A wall-clock time in ISO 8601 with its offset: "2026-11-27T08:30:05+01:00". */
-const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts);
+/*
+ * A wall-clock time in ISO 8601 (RFC 3339) with @digits (0-9) of the second
+ * and the offset: "2026-11-27T08:30:05+01:00", "2026-11-27T08:30:05.123+01:00".
+ */
+const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts, int digits);
 /* Nanoseconds as microseconds with one decimal, rounded: 12350 -> "12.4". */
 const char *icsnl_fmt_us(char *buf, uint64_t ns);
 /* errno (either sign) as its symbol: 110 -> "ETIMEDOUT"; unknown: "errno N". */

@@ -2222,7 +2222,7 @@ static void print_reports(struct rep *r, const struct command **cmds, int n, uin
 	int k;
 
 	r->elapsed = (r->s->mono_ns - t0) / 1e9;
-	icsnl_fmt_iso8601(r->time, sizeof(r->time), &r->s->real);
+	icsnl_fmt_iso8601(r->time, sizeof(r->time), &r->s->real, 0);
 	if (o->interval && !o->fmt.json && !o->csv) {
 		/* vmstat's layout: a heading per report, a blank line between them */
 		if (r->shown)

@@ -106,15 +106,16 @@ static void rate(double v, bool raw, const char *want)
 	str_eq(icsnl_fmt_rate(buf, v, raw), want, name);
 }
 
-static void iso8601(const char *tz, time_t t, const char *want)
+static void iso8601(const char *tz, time_t t, long ns, int digits, const char *want)
 {
-	struct timespec ts = { .tv_sec = t };
+	struct timespec ts = { .tv_sec = t, .tv_nsec = ns };
 	char buf[40], name[96];
 
 	setenv("TZ", tz, 1);
 	tzset();
-	snprintf(name, sizeof(name), "ISO 8601 of %lld in %s -> \"%s\"", (long long)t, tz, want);
-	str_eq(icsnl_fmt_iso8601(buf, sizeof(buf), &ts), want, name);
+	snprintf(name, sizeof(name), "ISO 8601 of %lld.%09ld in %s -> \"%s\"", (long long)t, ns,
+		 tz, want);
+	str_eq(icsnl_fmt_iso8601(buf, sizeof(buf), &ts, digits), want, name);
 }
 
 static void errno_name(int err, const char *want)
@@ -772,7 +773,7 @@ static void membership(void)
 	msg_parse(msg, tb, ICS_A_MAX);
 	result(!ics_event_parse(tb[ICS_A_EVENT], &e), "event nest parses");
 	ics_event_format(line, sizeof(line), &e);
-	str_eq(line, "2026-11-18T11:06:40.123456 gen 12: node 3 member -> down (silent 402 ms), "
+	str_eq(line, "2026-11-18T11:06:40.123456+00:00 gen 12: node 3 member -> down (silent 402 ms), "
 	       "incarnation 77; votes 2 of 3 expected, quorum 2: yes", "monitor line: node down");
 	expect_json(json_capture(event_json_fn, &e),
 		    "{\"type\": \"node\", \"realtime_ns\": 1795000000123456789, \"generation\": 12, "
@@ -1166,9 +1167,12 @@ int main(void)
 	rate(12345.6, false, "12.3k");
 	rate(12345.6, true, "12345.6");
 	rate(2.5e9, false, "2.5g");
-	iso8601("UTC0", 0, "1970-01-01T00:00:00+00:00");
-	iso8601("IST-5:30", 1795768205, "2026-11-27T14:00:05+05:30");
-	iso8601("EST5", 1795768205, "2026-11-27T03:30:05-05:00");
+	iso8601("UTC0", 0, 0, 0, "1970-01-01T00:00:00+00:00");
+	iso8601("IST-5:30", 1795768205, 0, 0, "2026-11-27T14:00:05+05:30");
+	iso8601("EST5", 1795768205, 999999999, 0, "2026-11-27T03:30:05-05:00");
+	iso8601("EST5", 1795768205, 999999999, 3, "2026-11-27T03:30:05.999-05:00");
+	iso8601("UTC0", 1795768205, 123456789, 6, "2026-11-27T08:30:05.123456+00:00");
+	iso8601("UTC0", 1795768205, 5000, 9, "2026-11-27T08:30:05.000005000+00:00");
 
 	u32("0", 0);
 	u32("42", 42);
