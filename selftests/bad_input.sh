@@ -162,6 +162,13 @@ print(" ".join(",".join(sorted(json.loads(l))) for l in sys.stdin))') || return 
 	expect_err 2 'icstat: monitor: runs alone, not with show' icstat show monitor || return 1
 	expect_err 2 'icstat: show: option -N is for links, chanhisttot and chanhist' icstat -N 2 show nodes ||
 		return 1
+	# --tx/--rx where nothing has a direction: refused, not ignored
+	for c in links members show monitor; do
+		expect_err 2 "icstat: $c: no --tx or --rx \\(they select the direction of chanhisttot, chanhist, peerhisttot, peerhist, channels, nodes and nic\\)" \
+			icstat --tx $c || return 1
+	done
+	in_ns "$NS_A" icstat --rx links channels > /dev/null ||
+		{ fail "icstat --rx links channels: refused"; return 1; }
 	expect_err 2 'icstat: unknown command "bogus" \(try "icstat help"\)' icstat show bogus
 }
 

@@ -2085,20 +2085,21 @@ static const struct command {
 	const char *name;
 	unsigned int need;		/* NEED_*: what its reading dumps */
 	void (*report)(const struct rep *r);	/* NULL: monitor */
+	bool dirs;			/* --tx / --rx select what it shows */
 } commands[] = {
-	{ "chanhisttot", NEED_CHANS, rep_hist },
-	{ "chanhist", NEED_CHANS, rep_hist },
-	{ "peerhisttot", NEED_PEERS, rep_peerhist },
-	{ "peerhist", NEED_PEERS, rep_peerhist },
-	{ "channels", NEED_CHANS, rep_channels },
-	{ "nodes", NEED_NODES, rep_nodes },
-	{ "links", NEED_LINKS, rep_links },
-	{ "members", NEED_MEMBERS, rep_members },
-	{ "monitor", 0, NULL },
-	{ "show", 0, rep_show },
-	{ "nic", NEED_NIC, rep_nic },
+	{ "chanhisttot", NEED_CHANS, rep_hist, true },
+	{ "chanhist", NEED_CHANS, rep_hist, true },
+	{ "peerhisttot", NEED_PEERS, rep_peerhist, true },
+	{ "peerhist", NEED_PEERS, rep_peerhist, true },
+	{ "channels", NEED_CHANS, rep_channels, true },
+	{ "nodes", NEED_NODES, rep_nodes, true },
+	{ "links", NEED_LINKS, rep_links, false },
+	{ "members", NEED_MEMBERS, rep_members, false },
+	{ "monitor", 0, NULL, false },
+	{ "show", 0, rep_show, false },
+	{ "nic", NEED_NIC, rep_nic, true },
 	{ "prometheus", NEED_CHANS | NEED_NODES | NEED_LINKS | NEED_MEMBERS | NEED_PEERS,
-	  rep_prometheus },
+	  rep_prometheus, false },
 };
 
 static bool is_cmd(const struct command *c, const char *name)
@@ -2416,7 +2417,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 	};
 	bool tx = false, rx = false, have_c = false, have_n = false, have_y = false;
 	bool alone = false, chanhist = false, hist = false, links = false, show = false;
-	bool channels = false;
+	bool channels = false, dirs = false;
 	const char *first;
 	size_t k;
 	int c, n = 0;
@@ -2527,6 +2528,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 		hist |= is_cmd(cmd, "chanhist") || is_cmd(cmd, "chanhisttot");
 		links |= is_cmd(cmd, "links");
 		show |= is_cmd(cmd, "show");
+		dirs |= cmd->dirs;
 		cmds[n++] = cmd;
 	}
 	if (o->csv && o->fmt.json)
@@ -2538,6 +2540,9 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct comman
 	if (!strcmp(first, "prometheus") &&
 	    (o->interval || o->csv || o->share || o->fmt.json || o->fmt.raw || tx || rx || have_n))
 		icsnl_usage_err("prometheus: takes none of -i, -j, -n, -N, --tx, --rx, --csv, --share");
+	if ((tx || rx) && !dirs)
+		icsnl_usage_err("%s: no --tx or --rx (they select the direction of chanhisttot, "
+				"chanhist, peerhisttot, peerhist, channels, nodes and nic)", first);
 	if (show && (o->interval || o->csv))
 		icsnl_usage_err("show: no %s form (use channels, nodes, links or members)",
 				o->csv ? "CSV" : "interval");
