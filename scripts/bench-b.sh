@@ -30,6 +30,8 @@
 set -u
 res=$1 kver=$2
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# shellcheck source=scripts/qemu-cpu.sh
+. "$root/scripts/qemu-cpu.sh"
 limit=${BENCH_TIMEOUT_B:-3600}
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
@@ -54,7 +56,7 @@ print(*(x.getsockname()[1] for x in s))')
 		timeout --foreground -k 10 "$limit" \
 			vng --run "/boot/vmlinuz-$kver" $accel --verbose --user root --cpus 1 --memory 1G \
 			--rwdir "$sh" ${BENCH_APPEND:+--append "$BENCH_APPEND"} \
-			--qemu-opts="-netdev dgram,id=ics0,local.type=inet,local.host=127.0.0.1,local.port=$3,remote.type=inet,remote.host=127.0.0.1,remote.port=$4 -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$1" \
+			--qemu-opts="$ICS_QEMU_CPU -netdev dgram,id=ics0,local.type=inet,local.host=127.0.0.1,local.port=$3,remote.type=inet,remote.host=127.0.0.1,remote.port=$4 -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$1" \
 			-- bash "$root/scripts/bench-b-guest.sh" "$sh" "$2" "$mtu" \
 			> "$sh/console-$2.log" 2>&1 < /dev/null &
 	}

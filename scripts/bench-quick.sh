@@ -38,7 +38,9 @@ if [ "$update" = 1 ] || [ -z "$kver" ] || [ ! -r "/boot/vmlinuz-$kver" ] ||
 	[ ! -r "$root/build/$kver/kmod/ics.ko" ]; then
 	kver=$(cd /lib/modules && ls -d 6.12.*-amd64 2>/dev/null | sort -V | tail -n1)
 fi
-qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -n1)
+# shellcheck source=scripts/qemu-cpu.sh
+. "$root/scripts/qemu-cpu.sh"
+qemu="$(qemu-system-x86_64 --version 2>/dev/null | head -n1)${ICS_QEMU_CPU:+ $ICS_QEMU_CPU}"
 
 mkdir -p "$root/build"
 rm -f "$out".*.jsonl
@@ -58,8 +60,9 @@ quick_run()
 for n in $(seq $boots); do
 	quick_run
 	rc=$?
-	# Long runs in this mode have twice lost their guest mid-run, with no
-	# kernel message (not understood yet): one boot more, said aloud.
+	# A guest lost mid-run: one boot more, said aloud. (Two long runs
+	# lost theirs, with no kernel message, before scripts/qemu-cpu.sh kept
+	# QEMU 7.2's cmpxchg16b from the guests.)
 	if [ $rc != 0 ] && grep -q 'the guest did not finish' "$out.log" && [ -z "${retried:-}" ]; then
 		retried=1
 		echo "bench-quick: the guest ended before the run did; booting once more"

@@ -60,6 +60,8 @@
 # layout b does not run in this mode.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# shellcheck source=scripts/qemu-cpu.sh
+. "$root/scripts/qemu-cpu.sh"
 kver=${BENCH_KVER:-$(cd /lib/modules && ls -d 6.12.*-amd64 2>/dev/null | sort -V | tail -n1)}
 [ -n "$kver" ] || { echo "bench: no 6.12 kernel installed (make deps)" >&2; exit 1; }
 ko=$root/build/$kver/kmod/ics.ko
@@ -138,10 +140,14 @@ date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 LAYOUTS=${BENCH_LAYOUTS:-a b}
 qopts=() mode=wall accel_label=${accel:-KVM}
+if [ -n "$ICS_QEMU_CPU" ]; then
+	qopts=(--qemu-opts "$ICS_QEMU_CPU")
+	accel_label+=", $ICS_QEMU_CPU"
+fi
 if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 	[ -z "$accel" ] && { echo "bench: BENCH_ICOUNT=1 needs TCG, not ICS_KVM=1" >&2; exit 1; }
-	qopts=(--qemu-opts "-icount shift=0,sleep=off")
-	mode=icount accel_label="TCG, -icount shift=0,sleep=off"
+	qopts=(--qemu-opts "$ICS_QEMU_CPU -icount shift=0,sleep=off")
+	mode=icount accel_label="TCG, -icount shift=0,sleep=off${ICS_QEMU_CPU:+, $ICS_QEMU_CPU}"
 	if [[ " $LAYOUTS " == *" b "* ]]; then
 		echo "bench: BENCH_ICOUNT=1: layout a only (two VMs' instruction clocks do not agree)"
 		LAYOUTS=a

@@ -8,6 +8,7 @@
 #   dmesg.log  the guest kernel log after the tests
 #   kmemleak.log  kmemleak's suspects after the tests (kernels with kmemleak;
 #              scripts/vmtest.sh judges them)
+#   emulator.log  scripts/qemu-cx16-flags's verdict on the emulator
 #   done       "ICS-VMTEST-END rc=N" once everything above is written
 #
 # Usage: vm-guest.sh RESDIR [TEST.sh...]   (default: TEST_PROGS of selftests/Makefile)
@@ -62,6 +63,13 @@ if [ -r "$res/stage/dmesg-patterns" ]; then
 		sync
 		exit 0
 	fi
+fi
+
+# The emulator's cmpxchg16b (scripts/qemu-cpu.sh): scripts/vmtest.sh fails
+# the run unless it is right or absent.
+if [ -x "$res/stage/qemu-cx16-flags" ]; then
+	{ "$res/stage/qemu-cx16-flags"; echo "rc=$?"; } > "$res/emulator.log" 2>&1
+	sed 's/^/# /' "$res/emulator.log"
 fi
 
 tests=("$@")

@@ -23,6 +23,8 @@
 # the installed 6.1 and 6.12 kernels).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# shellcheck source=scripts/qemu-cpu.sh
+. "$root/scripts/qemu-cpu.sh"
 res=${CLUSTER_OUT:-$root/build/vmtest-cluster}
 count=${CLUSTER_COUNT:-20}
 slack=${CLUSTER_SLACK_MS:-100}
@@ -76,7 +78,7 @@ boot()	# I KVER NETDEV-OPTION
 	timeout --foreground -k 10 "$limit" \
 		vng --run "/boot/vmlinuz-$k" --disable-kvm --user root --cpus 1 --memory 1G \
 		--rwdir "$res/vm$i" \
-		--qemu-opts="-netdev socket,id=ics0,$nd -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$i" \
+		--qemu-opts="$ICS_QEMU_CPU -netdev socket,id=ics0,$nd -device virtio-net-pci,netdev=ics0,mac=52:54:00:1c:5c:0$i" \
 		-- "$root/scripts/cluster-guest.sh $res/vm$i/out $i $((3 - i)) $count" \
 		> "$res/vm$i/console.log" 2>&1 < /dev/null &
 }

@@ -33,11 +33,14 @@
 # first, and the guest uses the copies.
 #
 # Each kernel boots with TCG (these distro kernels cannot use KVM here),
-# 2 CPUs (1 with VMTEST_PARALLEL), 2 GiB. Results go to build/vmtest/KVER/: console.log (vng output),
-# ktap.log, dmesg.log, kmemleak.log (kernels with kmemleak), done. The run
+# 2 CPUs (1 with VMTEST_PARALLEL), 2 GiB, and the CPU model scripts/qemu-cpu.sh
+# picks. Results go to build/vmtest/KVER/: console.log (vng output),
+# ktap.log, dmesg.log, kmemleak.log (kernels with kmemleak), emulator.log,
+# done. The run
 # fails (exit 1) on any "not ok" line, a guest that did not finish, a kernel
-# log line with a warning, bug, oops, lockdep, KASAN or UBSAN report, or a
-# kmemleak object allocated by ics (see below). The last line is "N passed,
+# log line with a warning, bug, oops, lockdep, KASAN or UBSAN report, a
+# kmemleak object allocated by ics (see below), or an emulator that
+# corrupts EFLAGS after cmpxchg16b (emulator.log, scripts/qemu-cx16-flags.c). The last line is "N passed,
 # N failed, N skipped" over all kernels.
 #
 # kmemleak (the debug kernel): the guest turns off the automatic scan, scans
@@ -54,6 +57,8 @@
 
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# shellcheck source=scripts/qemu-cpu.sh
+. "$root/scripts/qemu-cpu.sh"
 tests=()
 while getopts "t:h" opt; do
 	case $opt in
@@ -87,6 +92,10 @@ fi
 for t in icstat icsctl icsperf; do
 	[ -x "$root/user/$t" ] || echo "vmtest: WARNING: user/$t missing; tests will skip" >&2
 done
+# The guest first checks the emulator's cmpxchg16b (scripts/qemu-cpu.sh).
+mkdir -p "$root/build"
+gcc -O2 -Wall -Wextra -Werror -mcx16 -o "$root/build/qemu-cx16-flags" \
+	"$root/scripts/qemu-cx16-flags.c" || { echo "vmtest: building qemu-cx16-flags failed" >&2; exit 1; }
 
 DMESG_BAD='WARNING:|BUG:|Oops|cut here|KASAN|UBSAN|possible recursive locking|possible circular locking|suspicious RCU|inconsistent lock state|lockdep|kmemleak|sleeping function called from invalid context|general protection fault|Call Trace'
 # kmemleak's own notices: its verdict comes from kmemleak.log, not the log.
@@ -118,6 +127,7 @@ boot_vm()
 		timeout --foreground -k 30 "${VMTEST_TIMEOUT:-5400}" \
 			vng --run "$image" --disable-kvm --user root \
 			--cpus "$cpus" --memory 2G --verbose --rwdir "$res" \
+			${ICS_QEMU_CPU:+--qemu-opts="$ICS_QEMU_CPU"} \
 			-- "$root/scripts/vm-guest.sh $res ${tests[*]}" \
 			> "$res/console.log" 2>&1 < /dev/null
 		rc=$?
@@ -176,6 +186,7 @@ for kver in "${kvers[@]}"; do
 	for t in icstat icsctl icsperf; do
 		[ -x "$root/user/$t" ] && cp "$root/user/$t" "$res/stage/user/"
 	done
+	cp "$root/build/qemu-cx16-flags" "$res/stage/"
 	{
 		echo "ICS_TIMEOUT_SCALE=${ICS_TIMEOUT_SCALE:-3}"
 		echo "VMTEST_TEST_TIMEOUT=${VMTEST_TEST_TIMEOUT:-}"
@@ -295,6 +306,15 @@ if leaks is not None:
             nfail += 1
     notes.insert(0, "kmemleak: %d object(s) reported, %d by ics, %d elsewhere (warnings only)"
                  % (len(objs), len(ours), len(objs) - len(ours)))
+# emulator.log: scripts/qemu-cx16-flags's line and exit status, in the guest
+emu = read("emulator.log")
+if not emu or not any(l.startswith("rc=") for l in emu):
+    if done and any(l.startswith("ICS-VMTEST-END") for l in done):
+        problems.append("no emulator check (%s/emulator.log)" % res)
+        nfail += 1
+elif "rc=0" not in emu:
+    problems.append("emulator: %s (scripts/qemu-cpu.sh)" % " ".join(emu))
+    nfail += 1
 if not ktap:
     problems.append("no KTAP output")
 if not done or not any(l.startswith("ICS-VMTEST-END") for l in done):
