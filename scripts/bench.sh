@@ -141,12 +141,12 @@ rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 LAYOUTS=${BENCH_LAYOUTS:-a b}
 qopts=() mode=wall accel_label=${accel:-KVM}
 if [ -n "$ICS_QEMU_CPU" ]; then
-	qopts=(--qemu-opts "$ICS_QEMU_CPU")
+	qopts=(--qemu-opts="$ICS_QEMU_CPU")	# "=": vng would take "-cpu" for an option
 	accel_label+=", $ICS_QEMU_CPU"
 fi
 if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 	[ -z "$accel" ] && { echo "bench: BENCH_ICOUNT=1 needs TCG, not ICS_KVM=1" >&2; exit 1; }
-	qopts=(--qemu-opts "$ICS_QEMU_CPU -icount shift=0,sleep=off")
+	qopts=(--qemu-opts="$ICS_QEMU_CPU -icount shift=0,sleep=off")
 	mode=icount accel_label="TCG, -icount shift=0,sleep=off${ICS_QEMU_CPU:+, $ICS_QEMU_CPU}"
 	if [[ " $LAYOUTS " == *" b "* ]]; then
 		echo "bench: BENCH_ICOUNT=1: layout a only (two VMs' instruction clocks do not agree)"
