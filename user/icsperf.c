@@ -167,9 +167,24 @@ static void *xcalloc(size_t n, size_t size)
  */
 static volatile sig_atomic_t stop_sig, lat_expired;
 
+/*
+ * The server's file and a /dev/null one (-1 until it runs). A signal that
+ * lands after the server checked stop_sig, before its read() blocks, would
+ * not interrupt that read: the handler puts /dev/null in the file's place
+ * instead (dup2 is async-signal-safe), so the read returns 0 and any
+ * answer still to write goes nowhere, and the loop sees stop_sig.
+ */
+static int server_fd = -1, server_null = -1;
+
 static void on_stop(int sig)
 {
 	stop_sig = sig;
+	if (server_fd >= 0 && server_null >= 0) {
+		int e = errno;
+
+		dup2(server_null, server_fd);
+		errno = e;
+	}
 }
 
 static void lat_alarm(int sig)
@@ -399,55 +414,38 @@ static void serve(struct server *s, const struct ics_dev_hdr *h, uint8_t *payloa
 
 /*
  * The user responder: echo, ack, sink or report its CPU time, until a
- * signal. It reads in batches (ICS_DEV_BIND_BATCH): every message queued,
- * up to the buffer, in one read().
- *
- * SIGINT and SIGTERM stay blocked from the stop_sig check until ppoll(),
- * which unblocks them while it waits: a signal that lands after the check
- * interrupts the wait rather than going unseen until the next message.
- * The read and the answers run with them unblocked, so a blocked write
- * is interrupted as before.
+ * signal (on_stop() ends a read it would otherwise miss). It reads in
+ * batches (ICS_DEV_BIND_BATCH): every message queued, up to the buffer,
+ * in one read().
  */
 static int run_server(void)
 {
 	size_t cap = sizeof(struct ics_dev_hdr) + ICS_MSG_MAX + (1 << 20);
 	uint8_t *buf = xcalloc(1, cap);
 	struct server s = { .fd = dev_open(o.channel, ICS_DEV_BIND_BATCH) };
-	struct pollfd pfd = { .fd = s.fd, .events = POLLIN };
-	sigset_t stops, run;
 	struct ics_dev_hdr h;
 	uint64_t off;
 	ssize_t n;
 
+	server_null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (server_null < 0)
+		die_errno("/dev/null", errno);
+	server_fd = s.fd;
 	if (!o.json)
 		printf("icsperf server: channel %s, waiting for messages\n",
 		       ics_channel_names[o.channel]);
 	fflush(stdout);
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stops, &run);
 	while (!stop_sig) {
-		if (ppoll(&pfd, 1, NULL, &run) < 0) {
-			if (errno == EINTR)
-				continue;
-			die_errno("poll", errno);
-		}
-		sigprocmask(SIG_SETMASK, &run, NULL);
 		n = read(s.fd, buf, cap);
-		if (n < 0 && errno == EINTR) {
-			sigprocmask(SIG_BLOCK, &stops, NULL);
+		if (n < 0 && errno == EINTR)
 			continue;
-		}
 		if (n < 0)
 			die_errno("read", errno);
-		for (off = 0; off < (uint64_t)n; off = ICS_DEV_NEXT(off, h.len)) {
+		for (off = 0; off < (uint64_t)n && !stop_sig; off = ICS_DEV_NEXT(off, h.len)) {
 			memcpy(&h, buf + off, sizeof(h));
 			serve(&s, &h, buf + off + sizeof(h));
 		}
-		sigprocmask(SIG_BLOCK, &stops, NULL);
 	}
-	sigprocmask(SIG_SETMASK, &run, NULL);
 	return 0;
 }
 
