@@ -232,14 +232,20 @@ const char *icsnl_fmt_iso8601(char *buf, size_t len, const struct timespec *ts, 
 
 	if (digits < 0 || digits > 9)
 		digits = 0;
-	localtime_r(&ts->tv_sec, &tm);
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	if (!localtime_r(&ts->tv_sec, &tm))
+		return buf;
 	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!n) {			/* too small: nothing rather than a part */
+		buf[0] = 0;
+		return buf;
+	}
 	if (digits && n < len)
 		n += snprintf(buf + n, len - n, ".%0*ld", digits, ts->tv_nsec / div[digits]);
 	/* %z is +hhmm; ISO 8601's extended form (RFC 3339) is +hh:mm */
-	if (!strftime(z, sizeof(z), "%z", &tm) || strlen(z) != 5)
-		strcpy(z, "+0000");
-	if (n < len)
+	if (n < len && strftime(z, sizeof(z), "%z", &tm) == 5)
 		snprintf(buf + n, len - n, "%.3s:%s", z, z + 3);
 	return buf;
 }
