@@ -35,6 +35,7 @@ root=$(cd "$(dirname "$0")/.." && pwd -P)
 limit=${BENCH_TIMEOUT_B:-3600}
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
+ICS_QEMU_CPU=$(ics_qemu_cpu $([ -n "$accel" ] && echo 1 || echo 0))
 out=$res/transports-b.jsonl
 : > "$out"
 rc=0
@@ -60,7 +61,7 @@ print(*(x.getsockname()[1] for x in s))')
 			-- bash "$root/scripts/bench-b-guest.sh" "$sh" "$2" "$mtu" \
 			> "$sh/console-$2.log" 2>&1 < /dev/null &
 	}
-	echo "bench: layout b, MTU $mtu: booting two VMs ($kver, ${accel:-KVM}, 1 vCPU each)"
+	echo "bench: layout b, MTU $mtu: booting two VMs ($kver, ${accel:-KVM}${ICS_QEMU_CPU:+ $ICS_QEMU_CPU}, 1 vCPU each)"
 	t0=$SECONDS
 	boot 2 server "$p2" "$p1"
 	vm2=$!

@@ -40,6 +40,7 @@ if [ "$update" = 1 ] || [ -z "$kver" ] || [ ! -r "/boot/vmlinuz-$kver" ] ||
 fi
 # shellcheck source=scripts/qemu-cpu.sh
 . "$root/scripts/qemu-cpu.sh"
+ICS_QEMU_CPU=$(ics_qemu_cpu 1)	# BENCH_ICOUNT needs TCG
 qemu="$(qemu-system-x86_64 --version 2>/dev/null | head -n1)${ICS_QEMU_CPU:+ $ICS_QEMU_CPU}"
 
 mkdir -p "$root/build"

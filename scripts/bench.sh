@@ -136,6 +136,7 @@ fi
 
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
+ICS_QEMU_CPU=$(ics_qemu_cpu $([ -n "$accel" ] && echo 1 || echo 0))
 date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 LAYOUTS=${BENCH_LAYOUTS:-a b}
@@ -344,7 +345,7 @@ if [[ " $LAYOUTS " == *" b "* ]]; then
 	wall=$((SECONDS - t0))
 	if [ -s "$res/transports-b.jsonl" ]; then
 		"$py" "$root/scripts/bench-report.py" --layout b --kver "$kver" \
-			--accel="${accel:-KVM}" --rev "$rev" --date "$date_utc" --wall "$wall" \
+			--accel="${accel:-KVM}${ICS_QEMU_CPU:+, $ICS_QEMU_CPU}" --rev "$rev" --date "$date_utc" --wall "$wall" \
 			--out "${BENCH_RESULTS_DIR:-$root/bench/results}" "$res/transports-b.jsonl" ||
 			{ echo "bench: bench-report.py (layout b) failed" >&2; exit 1; }
 	fi

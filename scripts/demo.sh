@@ -15,6 +15,7 @@ for m in "$ko" "${ko%/*}/ics_test.ko"; do
 done
 accel=--disable-kvm
 [ "${ICS_KVM:-0}" = 1 ] && accel=
+ICS_QEMU_CPU=$(ics_qemu_cpu $([ -n "$accel" ] && echo 1 || echo 0))
 echo "demo: booting $kver"
 cd "$root"
 out=$(mktemp)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Sourced by the scripts that boot VMs: ICS_QEMU_CPU, the qemu -cpu option
-# for TCG guests (empty when none is needed).
+# Sourced by the scripts that boot VMs: ics_qemu_cpu TCG prints the qemu
+# -cpu option for a guest (nothing when none is needed); TCG is 1 when the
+# guest runs under TCG, 0 under KVM.
 #
 # QEMU before 8.0 computes cmpxchg16b's flags under TCG from condition
 # codes the translator has not brought up to date: in a block entered right
@@ -14,12 +15,15 @@
 # QEMU 7.2; long benchmark runs). Without CX16 the kernel takes its own
 # correct emulation of the instruction. QEMU 8.0 and later translate it
 # inline and need nothing; KVM runs it natively.
-ICS_QEMU_CPU=
-if [ "${ICS_KVM:-0}" != 1 ]; then
-	ics_qemu_major=$(qemu-system-x86_64 --version 2>/dev/null |
+ics_qemu_cpu()
+{
+	local major
+
+	[ "$1" = 1 ] || return 0
+	major=$(qemu-system-x86_64 --version 2>/dev/null |
 		sed -n '1s/^QEMU emulator version \([0-9][0-9]*\)\..*/\1/p')
-	if [ -n "$ics_qemu_major" ] && [ "$ics_qemu_major" -lt 8 ]; then
-		ICS_QEMU_CPU="-cpu max,-cx16"
+	if [ -n "$major" ] && [ "$major" -lt 8 ]; then
+		echo "-cpu max,-cx16"
 	fi
-	unset ics_qemu_major
-fi
+	return 0
+}

@@ -66,10 +66,18 @@ if [ -r "$res/stage/dmesg-patterns" ]; then
 fi
 
 # The emulator's cmpxchg16b (scripts/qemu-cpu.sh): scripts/vmtest.sh fails
-# the run unless it is right or absent.
+# the run unless it is right or absent; where it is wrong, no test runs
+# (any could die of it).
 if [ -x "$res/stage/qemu-cx16-flags" ]; then
 	{ "$res/stage/qemu-cx16-flags"; echo "rc=$?"; } > "$res/emulator.log" 2>&1
 	sed 's/^/# /' "$res/emulator.log"
+	if ! grep -qx 'rc=0' "$res/emulator.log"; then
+		echo "# the emulator corrupts EFLAGS after cmpxchg16b: no tests run"
+		dmesg > "$res/dmesg.log"
+		echo "ICS-VMTEST-END rc=1" > "$res/done"
+		sync
+		exit 0
+	fi
 fi
 
 tests=("$@")

@@ -25,6 +25,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd -P)
 # shellcheck source=scripts/qemu-cpu.sh
 . "$root/scripts/qemu-cpu.sh"
+ICS_QEMU_CPU=$(ics_qemu_cpu 1)
 res=${CLUSTER_OUT:-$root/build/vmtest-cluster}
 count=${CLUSTER_COUNT:-20}
 slack=${CLUSTER_SLACK_MS:-100}
