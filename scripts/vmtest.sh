@@ -33,14 +33,14 @@
 # first, and the guest uses the copies.
 #
 # Each kernel boots with TCG (these distro kernels cannot use KVM here),
-# 2 CPUs (1 with VMTEST_PARALLEL), 2 GiB, and the CPU model scripts/qemu-cpu.sh
-# picks. Results go to build/vmtest/KVER/: console.log (vng output),
-# ktap.log, dmesg.log, kmemleak.log (kernels with kmemleak), emulator.log,
-# done. The run
-# fails (exit 1) on any "not ok" line, a guest that did not finish, a kernel
-# log line with a warning, bug, oops, lockdep, KASAN or UBSAN report, a
-# kmemleak object allocated by ics (see below), or an emulator that
-# corrupts EFLAGS after cmpxchg16b (emulator.log, scripts/qemu-cx16-flags.c). The last line is "N passed,
+# 2 CPUs (1 with VMTEST_PARALLEL), 2 GiB, and the CPU model
+# scripts/qemu-cpu.sh picks. Results go to build/vmtest/KVER/: console.log
+# (vng output), ktap.log, dmesg.log, kmemleak.log (kernels with kmemleak),
+# emulator.log, done. The run fails (exit 1) on any "not ok" line, a guest
+# that did not finish, a kernel log line with a warning, bug, oops,
+# lockdep, KASAN or UBSAN report, a kmemleak object allocated by ics (see
+# below), or an emulator that corrupts EFLAGS after cmpxchg16b
+# (emulator.log, scripts/qemu-cx16-flags.c). The last line is "N passed,
 # N failed, N skipped" over all kernels.
 #
 # kmemleak (the debug kernel): the guest turns off the automatic scan, scans
