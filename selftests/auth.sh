@@ -241,32 +241,58 @@ forged()
 }
 
 # capture SECS FILE: node 2's frames to node 1 (unicast and broadcast) as
-# they leave it, while node 2 sends node 1 some messages
+# they leave it, while node 2 sends node 1 some messages; and in FILE.own
+# node 1's heartbeats (its broadcasts) as they leave it.
 capture()
 {
-	local m1 pid
-	m1=$(mac_of "${NS[1]}" eth0) || return 1
+	local m1 m2 pid
+	m1=$(mac_of "${NS[1]}" eth0) && m2=$(mac_of "${NS[2]}" eth0) || return 1
+	rm -f "$2.ready"	# a case repeated captures into the same file
 	in_ns "$NS_BR" python3 -S -c '
 import binascii, select, socket, sys, time
-# a tap (ETH_P_ALL) sees the frames of a bridge port before the bridge takes them
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-s.bind(("p2", 3))
-dst = (bytes.fromhex(sys.argv[1].replace(":", "")), b"\xff" * 6)
-end = time.monotonic() + float(sys.argv[2])
-open(sys.argv[3] + ".ready", "w").close()
-with open(sys.argv[3], "w") as f:
-    while time.monotonic() < end:
-        if not select.select([s], [], [], 0.1)[0]:
-            continue
+m1, m2 = (bytes.fromhex(m.replace(":", "")) for m in sys.argv[1:3])
+bc = b"\xff" * 6
+# Taps (ETH_P_ALL) see the frames of a bridge port before the bridge takes
+# them. Protocol 0 until bound: a socket made with a protocol hears every
+# device of the netns from the start, the bridge itself among them.
+taps = {}
+for port, src, dsts, out in (("p2", m2, (m1, bc), sys.argv[4]),
+                             ("p1", m1, (bc,), sys.argv[4] + ".own")):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    s.bind((port, 3))
+    taps[s] = (port, src, dsts, open(out, "w"))
+end = time.monotonic() + float(sys.argv[3])
+open(sys.argv[4] + ".ready", "w").close()
+while time.monotonic() < end:
+    for s in select.select(list(taps), [], [], 0.1)[0]:
+        port, src, dsts, f = taps[s]
         fr, addr = s.recvfrom(65536)
-        if addr[2] != socket.PACKET_OUTGOING and fr[0:6] in dst and fr[12:14] == b"\x88\xb5":
+        if (addr[0] == port and addr[2] != socket.PACKET_OUTGOING and fr[0:6] in dsts and
+                fr[6:12] == src and fr[12:14] == b"\x88\xb5"):
             f.write(binascii.hexlify(fr).decode() + "\n")
-' "$m1" "$1" "$2" &
+for port, src, dsts, f in taps.values():
+    f.close()
+' "$m1" "$m2" "$1" "$2" &
 	pid=$!
 	wait_file 10 "capture ready" "$2.ready" || { kill $pid; return 1; }
 	ics_send "${NS[2]}" 2 1 TEST 3000 5 || { kill $pid; return 1; }
 	wait $pid
 	[ "$(wc -l < "$2")" -ge 5 ] || { fail "captured $(wc -l < "$2") frames"; return 1; }
+}
+
+# frames_info FILE...: one line per captured frame, for a failure's report
+frames_info()
+{
+	python3 -S - "$@" <<'EOF'
+import fileinput
+for i, l in enumerate(fileinput.input()):
+    f = bytes.fromhex(l.strip())
+    h = f[14:]
+    print("# frame %d: %s type %d src %d dst %d dst_inc %d inc %d key %d ctr %d" % (
+        i, "bcast" if f[0:6] == b"\xff" * 6 else "ucast", h[1], h[8], h[9],
+        int.from_bytes(h[48:52], "big"), int.from_bytes(h[40:44], "big"), h[52],
+        int.from_bytes(h[54:60], "big")))
+EOF
 }
 
 # replay FILE: send the captured frames to node 1 again, out of p1
@@ -366,24 +392,30 @@ restart_under_replay()
 # Node 1 restarts: node 2's frames to its previous binding, recorded and
 # replayed into the new one, are refused. The unicast ones name that
 # binding (rx_bad_session); the heartbeats come before anything the new
-# binding heard from node 2 (rx_replay).
+# binding heard from node 2 (rx_replay). Node 1's own heartbeats of that
+# binding, replayed to it, are its own come back (rx_replay), not another
+# station claiming its node id.
 receiver_restarted()
 {
-	local n u
+	local n u o rc
 	capture 3 "$ICS_TMP/prev" || return 1
 	n=$(wc -l < "$ICS_TMP/prev")
 	u=$(grep -vc '^ffffffffffff' "$ICS_TMP/prev")
-	info "replaying $u unicast frames and $((n - u)) heartbeats of node 2 to node 1 rebound"
+	o=$(wc -l < "$ICS_TMP/prev.own")
+	[ "$o" -ge 5 ] || { fail "only $o heartbeats of node 1 captured"; return 1; }
+	info "replaying $u unicast frames and $((n - u)) heartbeats of node 2, $o of node 1, to node 1 rebound"
 	in_ns "${NS[1]}" icsctl unbind && ics_bind "${NS[1]}" eth0 1 || return 1
 	wait_eq 30 member "node 2 a member of node 1's view again" icstat_get "${NS[1]}" members \
 		'next(m for m in j["members"] if m["node"] == 2)' state || return 1
 	ics_model reachable 30 "${NS[1]}:2" "${NS[2]}:1" || return 1
 	snap_all before || return 1
-	replay "$ICS_TMP/prev" || return 1
-	wait_grown 1 before rx_bad_session "$u" && wait_grown 1 before rx_replay $((n - u)) ||
-		return 1
+	replay "$ICS_TMP/prev" && replay "$ICS_TMP/prev.own" || return 1
+	# On a timeout, still name every counter that moved.
+	wait_grown 1 before rx_bad_session "$u" && wait_grown 1 before rx_replay $((n - u + o))
+	rc=$?
 	snap_all after || return 1
-	only_counted before after 1 rx_bad_session="$u" rx_replay=$((n - u))
+	[ $rc = 0 ] || frames_info "$ICS_TMP/prev" "$ICS_TMP/prev.own"
+	only_counted before after 1 rx_bad_session="$u" rx_replay=$((n - u + o)) && return $rc
 }
 
 # hb_all MS: every member's heartbeat interval
