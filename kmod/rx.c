@@ -265,14 +265,17 @@ int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		}
 	}
 	/*
-	 * A signed frame of ours come back (a loop, a replay), of this binding
-	 * or, from our MAC, of an earlier one: no conflict. The tag covers the
-	 * source MAC: another station given our id signs with its own.
+	 * A signed frame of ours that came back (a loop, a replay): of this
+	 * binding, or of an earlier one (an older incarnation) from our MAC.
+	 * Not a conflict: the tag covers the source MAC, so another station
+	 * given our id signs with its own; a clone of us (our MAC too) bound
+	 * after us has a newer incarnation, and stays a conflict.
 	 */
 	if (bad == ICS_STAT_RX_NODE_CONFLICT && checked && h->src_node == b->node_id &&
 	    ((ntohl(h->incarnation) == b->incarnation &&
 	      get_unaligned_be64(h->salt) == b->salt) ||
-	     ether_addr_equal(eth_hdr(skb)->h_source, b->dev->dev_addr))) {
+	     (ics_before(ntohl(h->incarnation), b->incarnation) &&
+	      ether_addr_equal(eth_hdr(skb)->h_source, b->dev->dev_addr)))) {
 		bad = ICS_STAT_RX_REPLAY;
 		goto bad;
 	}

@@ -194,6 +194,26 @@ stranger_end()
 	return 0
 }
 
+# Node 3 holds the key and binds as node 1: a station given node 1's id,
+# signing with its own MAC. Node 1 counts its heartbeats as a conflict
+# (rx_node_conflict), not as its own frames come back (rx_replay), and
+# node 2 keeps node 1 at its MAC.
+impostor()
+{
+	local n1
+	snap_all before || return 1
+	keys_add 3 1 "$KEY1" && auth 3 1 require || { stranger_end; return 1; }
+	ics_bind "${NS[3]}" eth0 1 || { stranger_end; return 1; }
+	wait_grown 1 before rx_node_conflict 3 || { stranger_end; return 1; }
+	stranger_end || return 1
+	snap_all after || return 1
+	n1=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['rx_node_conflict'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.1" "$ICS_TMP/after.1")
+	only_counted before after 1 rx_node_conflict="$n1" || return 1
+	assert_eq "node 2's view" 1 "$(members_of 2)" &&
+		assert_eq "node 1's MAC at node 2" "$(mac_of "${NS[1]}" eth0)" \
+			"$(icstat_get "${NS[2]}" members 'next(m for m in j["members"] if m["node"] == 1)' address)"
+}
+
 # wait_grown NODE TAG COUNTER DELTA: until member NODE's COUNTER is DELTA
 # above its value in snapshot TAG (then the snapshot after shows whether
 # it went further)
@@ -503,6 +523,7 @@ case_add "a member restarted: what was sent to its previous binding is refused" 
 	receiver_restarted
 case_add "a member restarts while its binding before last is replayed: admitted before the replay ends" \
 	restart_under_replay
+case_add "a keyed station given node 1's id is a conflict there, not a replay" impostor
 step_add join3
 case_add "key rotation under traffic to a third member: nothing lost, no failure" rotation
 case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
