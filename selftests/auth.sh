@@ -176,12 +176,21 @@ stranger()
 	snap_all after || return 1
 	assert_eq "node 1's view" 2 "$(members_of 1)" || return 1
 	assert_eq "node 2's view" 1 "$(members_of 2)" || return 1
-	n1=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['$counter'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.1" "$ICS_TMP/after.1")
+	n1=$(grown 1 $counter) || return 1
 	[ "$n1" -ge 5 ] && [ "$n1" -le "$hb" ] ||
 		{ fail "node 1 counted $n1 of node 3's $hb heartbeats in $counter"; return 1; }
 	only_counted before after 1 "$counter=$n1" || return 1
-	n2=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['$counter'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.2" "$ICS_TMP/after.2")
+	n2=$(grown 2 $counter) || return 1
 	only_counted before after 2 "$counter=$n2"
+}
+
+# grown NODE COUNTER: how much member NODE's COUNTER grew from snapshot
+# before to snapshot after
+grown()
+{
+	python3 -S -c 'import json, sys
+a, b = (json.load(open(f))["show"]["stats"][sys.argv[3]] for f in sys.argv[1:3])
+print(b - a)' "$ICS_TMP/before.$1" "$ICS_TMP/after.$1" "$2"
 }
 
 # stranger_end: node 3 unbound, without keys, mode off
@@ -207,7 +216,7 @@ impostor()
 	wait_grown 1 before rx_node_conflict 3 || { stranger_end; return 1; }
 	stranger_end || return 1
 	snap_all after || return 1
-	n1=$(python3 -S -c "import json,sys; a,b=[json.load(open(f))['show']['stats']['rx_node_conflict'] for f in sys.argv[1:]]; print(b-a)" "$ICS_TMP/before.1" "$ICS_TMP/after.1")
+	n1=$(grown 1 rx_node_conflict) || return 1
 	only_counted before after 1 rx_node_conflict="$n1" || return 1
 	assert_eq "node 2's view" 1 "$(members_of 2)" &&
 		assert_eq "node 1's MAC at node 2" "$(mac_of "${NS[1]}" eth0)" \
