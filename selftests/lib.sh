@@ -181,18 +181,29 @@ ics_case()
 # ICS_CASE_REPEAT=N runs each selected case N times (stopping at its
 # first failure): only cases that leave the set-up as they found it can
 # repeat (not, say, dev_api.sh's peer_left, which unbinds node 2).
+# case_once adds a case that runs once whatever ICS_CASE_REPEAT says (a
+# teardown: its second run would find nothing to tear down).
 ICS_CASE_DESC=()
 ICS_CASE_CMD=()
+ICS_CASE_ONCE=()
 case_add()
 {
 	ICS_CASE_DESC+=("$1")
+	ICS_CASE_ONCE+=(0)
 	shift
 	ICS_CASE_CMD+=("$(printf '%q ' "$@")")
+}
+
+case_once()
+{
+	case_add "$@"
+	ICS_CASE_ONCE[-1]=1
 }
 
 step_add()
 {
 	ICS_CASE_DESC+=("")
+	ICS_CASE_ONCE+=(1)
 	ICS_CASE_CMD+=("$(printf '%q ' "$@")")
 }
 
@@ -214,7 +225,11 @@ cases_run()
 			ktap_test_skip "${ICS_CASE_DESC[$i]} (not in ICS_CASES=$ICS_CASES)"
 			continue
 		fi
-		ics_case "${ICS_CASE_DESC[$i]}" case_repeat "${ICS_CASE_CMD[$i]}"
+		if [ "${ICS_CASE_ONCE[$i]}" = 1 ]; then
+			ics_case "${ICS_CASE_DESC[$i]}" eval "${ICS_CASE_CMD[$i]}"
+		else
+			ics_case "${ICS_CASE_DESC[$i]}" case_repeat "${ICS_CASE_CMD[$i]}"
+		fi
 	done
 	ktap_finished
 }
@@ -231,6 +246,12 @@ case_repeat()
 
 # Deadline in seconds, scaled for slow (TCG) guests.
 ics_deadline() { echo $((SECONDS + $1 * ICS_SCALE)); }
+
+# ics_slow_ms MS: a module timeout of MS milliseconds as it must be on a
+# kernel ICS_TIMEOUT_SCALE calls slower than vmtest's TCG guests (3), the
+# KASAN/lockdep kernel's 10: MS there, MS * scale / 3 beyond. What a slow
+# kernel stretches is the machine's pauses, not the link's.
+ics_slow_ms() { echo $((ICS_SCALE > 3 ? $1 * ICS_SCALE / 3 : $1)); }
 
 # ----------------------------------------------------------- module -----
 

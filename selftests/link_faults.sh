@@ -55,7 +55,7 @@
 # retransmission timeout (at most LT / 4), plus a round trip; on a
 # KASAN/lockdep kernel under TCG those grow tenfold, and a 1 s outage
 # then outlasted 4 s.
-LT=$((ICS_SCALE > 3 ? 4000 * ICS_SCALE / 3 : 4000))
+LT=$(ics_slow_ms 4000)
 # The streams run at $RATE whatever the kernel's speed while the faults'
 # steps (ip(8), the waits) slow down with it: streams ICS_SCALE times as
 # long beyond vmtest's 3, or a fault lands after the stream ended.
@@ -350,5 +350,5 @@ case_add "receiver restarted mid-stream, no goodbye: the sender gets ECONNRESET 
 	fault rst NET ECONNRESET restart2 both_reachable
 case_add "sender unbound mid-stream: its messages fail with ENETDOWN" \
 	fault snd CLUA ENETDOWN unbind1_held rebind1_p2
-case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+case_once "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

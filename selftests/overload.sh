@@ -78,13 +78,13 @@ percpu_unbound()
 
 setup()
 {
-	local n lt=()
+	local n
 	ics_loaded && { ics_unload || return 1; }
 	# On a kernel ICS_TIMEOUT_SCALE calls slow (KASAN and lockdep under
 	# TCG, 10), one vCPU serving five members stalls longer than the
 	# default link_timeout_ms (1.5 s): that is the machine, not the link.
-	[ "$ICS_SCALE" -gt 3 ] && lt=(link_timeout_ms=$((1500 * ICS_SCALE / 3)))
-	ics_load heartbeat_ms=$ICS_HB_LONG user_gid=65534 "$(rx_mem_param)=$((64 << 20))" "${lt[@]}" &&
+	ics_load heartbeat_ms=$ICS_HB_LONG user_gid=65534 "$(rx_mem_param)=$((64 << 20))" \
+		link_timeout_ms="$(ics_slow_ms 1500)" &&
 		bridge_add 5 && bridge_bind 5 || return 1
 	for ((n = 1; n <= 5; n++)); do
 		M[n]=${ICS_MEMBER_NS[n]}
@@ -303,5 +303,5 @@ case_add "32 writers of 16 MiB waiting for room hold no memory" stopped_reader
 case_add "a writer over its memory cgroup's limit gets ENOMEM, not the OOM killer" memcg_write
 case_add "rcvbuf: user_gid members up to 32 MiB, administrators up to 1 GiB" rcvbuf_cap
 case_add "two members flood 16 MiB messages on every channel: a third's messages flow" flood
-case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+case_once "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run
