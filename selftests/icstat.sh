@@ -574,5 +574,5 @@ case_add "-i across icsctl reset: the interval with the reset shows what moved s
 case_add "-i across a module reload: readings fail while it is away, the log goes on" \
 	interval_outlives_reload
 case_add "usage errors: one line, exit 2" usage_errors
-case_add "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
+case_once "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

@@ -489,5 +489,5 @@ case_add "an unprivileged reader reads; where bpffs is root's only, one line say
 case_add "cost: the programs ran once per frame counted; throughput with and without" cost
 case_add "TSO on: 64 KB skbs counted as the frames they become, and as skbs" gso
 case_add "detach removes only ours; detach of nothing says so" detach
-case_add "teardown: netns deleted, module removed, kernel log clean" teardown
+case_once "teardown: netns deleted, module removed, kernel log clean" teardown
 cases_run

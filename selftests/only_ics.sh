@@ -114,5 +114,5 @@ case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, 
 	sweep_only_acks
 case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
-case_add "teardown: netns, module, kernel log" ics_teardown_check
+case_once "teardown: netns, module, kernel log" ics_teardown_check
 cases_run
