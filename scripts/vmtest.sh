@@ -23,8 +23,9 @@
 #                          ICS_SOAK_SECS, ...) is passed to the guest's tests;
 #                          e.g. ICS_CASES=10 ICS_CASE_REPEAT=8 -t dev_api.sh
 #                          runs that file's case 10 eight times, and
-#                          ICS_CASES=overload:7 -t overload.sh -t nic.sh
-#                          overload.sh's case 7 and all of nic.sh (lib.sh)
+#                          ICS_CASES=overload:7/auth:7,9 -t overload.sh
+#                          -t auth.sh -t nic.sh those cases and all of
+#                          nic.sh (lib.sh)
 #   VMTEST_OUT             results directory (default build/vmtest); give
 #                          concurrent runs different ones
 #   VMTEST_PARALLEL=1      boot every kernel's VM at once (make check does)

@@ -178,8 +178,8 @@ ics_case()
 # cases_run sets the plan from the table, runs it and finishes. To chase
 # one case, ICS_CASES=3,10 runs only those (numbered as in the KTAP
 # output; the setup steps all run) and skips the others (in a run of
-# several files, ICS_CASES=overload:7,auth:9 selects in those files and
-# leaves the others whole), and
+# several files, ICS_CASES=overload:7/auth:7,9 selects in those files
+# and leaves the others whole), and
 # ICS_CASE_REPEAT=N runs each selected case N times (stopping at its
 # first failure): only cases that leave the set-up as they found it can
 # repeat (not, say, dev_api.sh's peer_left, which unbinds node 2).
@@ -210,15 +210,17 @@ step_add()
 }
 
 # The cases ICS_CASES selects in this file, comma-separated; empty: all.
+# Groups are separated by slashes: "3,10" for every file, "auth:7,9" for
+# auth.sh alone.
 cases_selected()
 {
-	local e sel=() own=()
-	IFS=, read -ra sel <<< "${ICS_CASES:-}"
-	for e in "${sel[@]}"; do
-		case $e in
-		"$ICS_TEST":*) own+=("${e#*:}") ;;
+	local g grp=() own=()
+	IFS=/ read -ra grp <<< "${ICS_CASES:-}"
+	for g in "${grp[@]}"; do
+		case $g in
+		"$ICS_TEST":*) own+=("${g#*:}") ;;
 		*:*) ;;
-		*) own+=("$e") ;;
+		*) own+=("$g") ;;
 		esac
 	done
 	(IFS=,; echo "${own[*]}")
