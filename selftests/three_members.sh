@@ -186,6 +186,49 @@ resume_unsent()
 	return $rc
 }
 
+# icsperf on node 1 times round trips with node 2's server while node 3
+# sends 50 messages to node 1 on the same channel. Those are no answers:
+# each one taken for an answer would leave one of node 2's answers unread
+# when icsperf closes its file (dev_close_drops). A stop signal mid-round
+# trip may leave one.
+perf_stray()
+{
+	local d=$ICS_TMP/stray srv pid rc=0 drops out
+	command -v icsperf >/dev/null || { echo "# icsperf not in PATH (make -C user)"; return "$KSFT_SKIP"; }
+	mkdir -p "$d"
+	# shellcheck disable=SC2046  # a list of channel names
+	tsvc_attach "${NS[1]}" $(no_test) && tsvc_attach "${NS[2]}" $(no_test) || return 1
+	nsenter --net="$ICS_NETNS_DIR/${NS[2]}" icsperf server > "$d/server.out" 2>&1 &
+	srv=$!
+	ICS_BG_PIDS+=($srv)
+	wait_eq 30 true "icsperf server bound to TEST on node 2" chan_get "${NS[2]}" TEST handler || rc=1
+	drops=$(stat_get "${NS[1]}" dev_close_drops)
+	if [ $rc = 0 ]; then
+		nsenter --net="$ICS_NETNS_DIR/${NS[1]}" icsperf lat 2 -s 64 -l 600 -D 0.3 -j \
+			> "$d/lat.json" 2> "$d/lat.err" &
+		pid=$!
+		wait_eq 60 yes "an interim line" sh -c "grep -q interim $d/lat.json && echo yes" || rc=1
+		if [ $rc = 0 ]; then
+			out=$(in_ns "${NS[3]}" icsctl send node 1 channel TEST size 64 count 50 --wait -j 2>&1)
+			assert_eq "node 3's messages taken by node 1's reader" 50 \
+				"$(echo "$out" | jget 'j["done"]')" || { info "$out"; rc=1; }
+		fi
+		kill -INT $pid
+		wait $pid
+		assert_eq "icsperf's exit after SIGINT" 130 $? || { cat "$d/lat.err"; rc=1; }
+		[ "$(tail -n 1 "$d/lat.json" | jget 'j["results"][0]["msgs"] > 0')" = true ] ||
+			{ fail "no round trips: $(tail -n 1 "$d/lat.json")"; rc=1; }
+		drops=$(($(stat_get "${NS[1]}" dev_close_drops) - drops))
+		info "answers left unread when icsperf closed: $drops"
+		[ $drops -le 1 ] || fail "$drops answers left unread: stray messages taken for answers" ||
+			rc=1
+	fi
+	kill -TERM $srv && wait $srv
+	assert_eq "the server's exit on SIGTERM" 0 $? || rc=1
+	tsvc_attach "${NS[1]}" "${ICS_CHANNELS[@]}" && tsvc_attach "${NS[2]}" "${ICS_CHANNELS[@]}" || rc=1
+	return $rc
+}
+
 step_add setup
 step_add bridge_bind 3
 case_add "bind three members on a bridge, all six pairs reachable" bound
@@ -193,5 +236,6 @@ case_add "each member to both others on all 16 channels: delivery and counters e
 case_add "all three sending at once: delivery and counters exact" concurrent
 case_add "per peer: each member's channels and sizes to and from each other exact" per_peer
 case_add "a resumed channel: its ACK reaches a sender without a session" resume_unsent
+case_add "icsperf: another node's messages on the channel are no answers" perf_stray
 case_once "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run

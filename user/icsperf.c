@@ -271,19 +271,23 @@ static int msg_send(int fd, uint8_t node, int channel, uint16_t flags, const voi
 }
 
 /*
- * Read one message into @buf (@cap bytes); its header in @h. -ETIMEDOUT
- * after @timeout_ms (< 0: none), -EINTR when a stop signal interrupted it.
+ * Read the next message from the peer under test (o.node) into @buf (@cap
+ * bytes); its header in @h. Messages from other nodes on the channel are
+ * read and dropped: they are no answer of this run's. -ETIMEDOUT after
+ * @timeout_ms (< 0: none), -EINTR when a stop signal interrupted it.
  */
 static int msg_recv(int fd, struct ics_dev_hdr *h, void *buf, uint32_t cap, int timeout_ms)
 {
 	struct iovec iov[2] = { { h, sizeof(*h) }, { buf, cap } };
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t end = now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
 	for (;;) {
 		ssize_t n;
 
 		if (timeout_ms >= 0) {
-			int r = poll(&p, 1, timeout_ms);
+			uint64_t t = now_ns();
+			int r = poll(&p, 1, t < end ? (int)((end - t + 999999) / 1000000) : 0);
 
 			if (r == 0)
 				return -ETIMEDOUT;
@@ -295,6 +299,8 @@ static int msg_recv(int fd, struct ics_dev_hdr *h, void *buf, uint32_t cap, int 
 				continue;
 		}
 		n = readv(fd, iov, 2);
+		if (n >= 0 && h->node != o.node)
+			continue;
 		if (n >= 0)
 			return 0;
 		if (errno != EINTR)
