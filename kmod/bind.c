@@ -41,7 +41,7 @@ int ics_bind(struct ics_net *in, struct net_device *dev, u32 node_id, u32 cluste
 	if (ics_net_use(in))
 		return -ENOMEM;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	b->in = in;

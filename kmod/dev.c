@@ -199,7 +199,7 @@ static void ics_file_room_arm(struct ics_file *f, u8 node)
 
 static int ics_file_open(struct inode *inode, struct file *file)
 {
-	struct ics_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct ics_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 
 	if (!f)
 		return -ENOMEM;

@@ -18,21 +18,34 @@
 #define ICS_NR_U64	(sizeof(struct ics_stats) / sizeof(u64))
 static_assert(sizeof(struct ics_stats) % sizeof(u64) == 0);
 
-/* At the instance's first use (ics_net_use(), stats_lock held). */
+/*
+ * At the instance's first use (ics_net_use(), stats_lock held). Published
+ * only whole: in->nodes is read without that lock (netlink dumps, a
+ * reset under RTNL), so a half-done attempt must never be seen there.
+ */
 int ics_stats_alloc(struct ics_net *in)
 {
+	struct ics_node_tables *nodes;
+	struct ics_stats __percpu *stats;
+	struct ics_stats *base;
+
 	lockdep_assert_held(&in->stats_lock);
-	in->base = kzalloc(sizeof(*in->base), GFP_KERNEL_ACCOUNT);
-	in->stats = alloc_percpu_gfp(struct ics_stats, GFP_KERNEL_ACCOUNT);
-	in->nodes = kcalloc(ICS_MAX_NODES + 1, sizeof(*in->nodes), GFP_KERNEL_ACCOUNT);
-	if (!in->stats || !in->base || !in->nodes) {
-		ics_stats_free(in);
+	base = kzalloc(sizeof(*base), GFP_KERNEL_ACCOUNT);
+	stats = alloc_percpu_gfp(struct ics_stats, GFP_KERNEL_ACCOUNT);
+	nodes = kcalloc(ICS_MAX_NODES + 1, sizeof(*nodes), GFP_KERNEL_ACCOUNT);
+	if (!stats || !base || !nodes) {
+		kfree(nodes);
+		free_percpu(stats);
+		kfree(base);
 		return -ENOMEM;
 	}
+	in->base = base;
+	in->stats = stats;
+	smp_store_release(&in->nodes, nodes);	/* its zeroes before the pointer */
 	return 0;
 }
 
-/* At netns exit (unbound: no writer left), or when ics_stats_alloc() failed. */
+/* At netns exit (unbound: no writer left). */
 void ics_stats_free(struct ics_net *in)
 {
 	int node;
