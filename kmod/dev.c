@@ -518,6 +518,7 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct ics_file *f = iocb->ki_filp->private_data;
 	size_t count = iov_iter_count(from);
 	struct ics_send_args args = { .timeout = READ_ONCE(f->sndtimeo), .done = ics_file_sent };
+	unsigned long start = jiffies;
 	struct ics_file_sync *sync = NULL;
 	struct ics_dev_hdr hdr;
 	int channel = READ_ONCE(f->channel);
@@ -537,8 +538,12 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (hdr.node < 1 || hdr.node > ICS_MAX_NODES)
 		return -EINVAL;
 
-	if ((iocb->ki_filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT))
+	if ((iocb->ki_filp->f_flags & O_NONBLOCK) || (iocb->ki_flags & IOCB_NOWAIT)) {
+		/* it would wait for the message's fate: no, or not now */
+		if (hdr.flags & ICS_DEV_F_SYNC)
+			return iocb->ki_filp->f_flags & O_NONBLOCK ? -EINVAL : -EAGAIN;
 		args.flags |= ICS_SEND_NONBLOCK;
+	}
 	args.ctx = f;
 	if (hdr.flags & ICS_DEV_F_SYNC) {
 		sync = kmalloc(sizeof(*sync), GFP_KERNEL_ACCOUNT);
@@ -572,10 +577,21 @@ static ssize_t ics_file_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	atomic64_inc(&f->tx_msgs);
 	atomic64_add(hdr.len, &f->tx_bytes);
 	if (sync) {
-		/* Interrupted: the message stays queued and may be delivered. */
-		err = wait_event_interruptible(sync->wq, smp_load_acquire(&sync->done));
-		if (!err)
-			err = sync->err;
+		long t = args.timeout;
+
+		/* the send timeout counts from the call: what the room took is gone */
+		if (t != MAX_SCHEDULE_TIMEOUT)
+			t = max_t(long, t - (long)(jiffies - start), 0);
+		/* done pairs with the completion's smp_store_release(): err first */
+		t = wait_event_interruptible_timeout(sync->wq, smp_load_acquire(&sync->done), t);
+		/*
+		 * The message is queued however the wait ends, and may still be
+		 * delivered: a restarted write would queue it again. So neither
+		 * a signal (even one that runs no handler: a stop, the freezer)
+		 * nor the send timeout restarts it; both end the call with
+		 * EINPROGRESS, where EINTR would say nothing was queued.
+		 */
+		err = t > 0 ? sync->err : -EINPROGRESS;
 		ics_sync_put(sync);
 		if (err)
 			return err;

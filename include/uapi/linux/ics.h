@@ -863,9 +863,11 @@ struct ics_dev_hdr {
 };
 
 /*
- * write(): return once the peer's receiver took the message, with its fate.
- * Other bits are refused (EINVAL); 0x01, 0x02 and 0x04 are retired and
- * never reused.
+ * write(): return once the peer's receiver took the message, with its fate;
+ * EINPROGRESS if a signal or the send timeout ended the wait first, the
+ * message still queued (EINTR: nothing was queued). Refused (EINVAL) on a
+ * non-blocking file. Other bits are refused (EINVAL); 0x01, 0x02 and 0x04 are retired
+ * and never reused.
  */
 #define ICS_DEV_F_SYNC		0x08
 #define ICS_DEV_F_WRITE		ICS_DEV_F_SYNC
@@ -908,15 +910,17 @@ struct ics_dev_stats {
 #define ICS_IOC_STATS		_IOR(ICS_IOC_MAGIC, 2, struct ics_dev_stats)
 /*
  * Bytes of queued messages (their memory): past half of it the channel is
- * paused (flow control); a queue already past all of it drops arrivals.
+ * paused (flow control); a queue already past all of it refuses arrivals,
+ * which the sender's member holds until the reader catches up.
  */
 #define ICS_IOC_SET_RCVBUF	_IOW(ICS_IOC_MAGIC, 3, __u32)
 #define ICS_DEV_RCVBUF_DEFAULT	(32U << 20)
 #define ICS_DEV_RCVBUF_MAX	(1U << 30)
 /*
  * Milliseconds a blocking write() waits for room in the link's queues
- * before it fails with EAGAIN, as a socket's SO_SNDTIMEO; 0 (the default)
- * waits until there is room or a signal comes.
+ * before it fails with EAGAIN, as a socket's SO_SNDTIMEO, and an
+ * ICS_DEV_F_SYNC write for its message's fate (EINPROGRESS); 0 (the
+ * default) waits until there is room (the fate comes) or a signal comes.
  */
 #define ICS_IOC_SET_SNDTIMEO	_IOW(ICS_IOC_MAGIC, 4, __u32)
 
