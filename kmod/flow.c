@@ -222,11 +222,15 @@ bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh)
 	l->peer_paused = paused;
 	l->peer_pause_gen = gen;
 	l->peer_pause_known = true;
-	if (newly) {
+	if (newly)
 		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_TX_PAUSES], hweight16(newly));
-		/* its queue stops counting against the link's room (ics_room()) */
+	/*
+	 * Either way the room moves (ics_room()): a channel paused stops
+	 * counting against the flowing ones', one resumed leaves the paused
+	 * ones' room, and its own writers join the flowing ones.
+	 */
+	if (newly | resumed)
 		wake_up(&p->b->in->tx_wq[p->node_id]);
-	}
 	for (ch = 0; resumed && ch < ICS_CHANNELS; ch++)
 		if ((resumed & BIT(ch)) && !list_empty(&l->q[ch].pending))
 			return true;

@@ -676,20 +676,30 @@ static void ics_push_after_ack(struct ics_peer *p)
  * Room for a message of @len bytes on @ch (racy reads: a hint for waiters,
  * exact under tx_lock). Channels the peer paused hold their messages for
  * as long as its reader takes: they do not count against the link's room
- * for the others, so a stopped reader cannot block other channels, and
- * the link holds at most twice link_queue_max.
+ * for the others, so a stopped reader cannot block other channels. They
+ * have a link_queue_max of their own, and the whole link holds at most
+ * twice link_queue_max: channels filled while flowing and paused
+ * afterwards, one after another, cannot pile up more than that; but the
+ * flowing channels, their queues empty, still take one message (so the
+ * bound is twice link_queue_max and a message).
  */
 static bool ics_room(const struct ics_link *l, u8 ch, u32 len)
 {
-	u64 cq = READ_ONCE(l->q[ch].bytes), lq = READ_ONCE(l->queued_bytes);
-	unsigned long paused = READ_ONCE(l->peer_paused) & ~BIT(ch);
-	u64 cost = ics_msg_cost(len);
+	u64 cq = READ_ONCE(l->q[ch].bytes), all = READ_ONCE(l->queued_bytes);
+	unsigned long paused = READ_ONCE(l->peer_paused);
+	u64 cost = ics_msg_cost(len), pq = 0, b;
 	int c;
 
-	for_each_set_bit(c, &paused, ICS_CHANNELS)
-		lq -= min(lq, READ_ONCE(l->q[c].bytes));
+	for_each_set_bit(c, &paused, ICS_CHANNELS) {
+		b = READ_ONCE(l->q[c].bytes);
+		pq += c == ch ? 0 : b;
+	}
+	/* flowing: all but the other paused channels; paused: all paused ones */
+	b = paused & BIT(ch) ? pq + cq : all - min(all, pq);
 	return (!cq || cq + cost <= ics_chan_queue_max) &&
-	       (!lq || lq + cost <= ics_link_queue_max);
+	       (!b || b + cost <= ics_link_queue_max) &&
+	       (!all || all + cost <= 2 * (u64)ics_link_queue_max ||
+		(!b && !(paused & BIT(ch))));
 }
 
 /*
