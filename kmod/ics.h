@@ -242,6 +242,7 @@ struct ics_bind {
 	atomic_long_t reasm_mem;	/* truesize held in reassembly */
 	/* of which large messages' (reasm.c), reserved at their first fragment */
 	atomic_long_t reasm_large;
+	u64 reasm_wanted_ns;		/* a large message last refused memory; racy */
 	spinlock_t peers_lock;		/* creating peers */
 	struct ics_peer __rcu *peers[ICS_MAX_NODES + 1];
 };
@@ -391,6 +392,7 @@ struct ics_peer {
 	struct list_head reasm;
 	unsigned int nr_reasm;
 	bool reasm_large;		/* it has a partial large message */
+	u64 data_ns;			/* its last DATA frame of this incarnation; lock */
 	bool dead;			/* unbinding: take nothing more */
 	/*
 	 * Authentication (auth.c): the counter of our signed frames to it,

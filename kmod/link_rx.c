@@ -301,6 +301,7 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 		ics_count(in, ICS_STAT_RX_BAD_SESSION);
 		goto drop;
 	}
+	p->data_ns = ktime_get_ns();	/* whatever becomes of it: ics_reasm_stale() */
 	if (sess != l->rx_sess) {
 		if (sess == l->rx_refuse) {
 			reset = true;

@@ -9,8 +9,10 @@
  * A sender interleaves at most one message per channel, so a peer has at
  * most ICS_CHANNELS partial messages (more evicts the oldest, counted: only a
  * broken sender does that). Partial messages of a peer silent for
- * ics_reasm_timeout_ms are dropped; a new session or incarnation drops
- * them at once (the sender resends or fails them). Every drop is counted.
+ * ics_reasm_timeout_ms are dropped, and so is a large one that got no
+ * fragment for that long while another peer's waits for its memory
+ * (ics_reasm_stale()); a new session or incarnation drops them at once
+ * (the sender resends or fails them). Every drop is counted.
  *
  * Memory, and why one peer's flood cannot wedge the others. Frames are
  * taken in order, so a refused fragment stalls its peer's whole link, and
@@ -63,6 +65,7 @@ struct ics_reasm {
 	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
 	unsigned long resv;
 	unsigned long truesize;
+	u64 last_ns;		/* when its last fragment came */
 	struct sk_buff_head frags;	/* sorted by offset */
 };
 
@@ -108,6 +111,7 @@ static int ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct 
 	held = atomic_long_fetch_add(est, &b->reasm_large);
 	if (held && held + est > ics_reasm_mem_max) {
 		atomic_long_sub(est, &b->reasm_large);
+		WRITE_ONCE(b->reasm_wanted_ns, ktime_get_ns());	/* see ics_reasm_stale() */
 		return -EAGAIN;
 	}
 	*resv = est;
@@ -147,6 +151,7 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	r->msg_id = f->msg_id;
 	r->msg_len = f->msg_len;
 	r->channel = f->channel;
+	r->last_ns = ktime_get_ns();
 	__skb_queue_head_init(&r->frags);
 	list_add_tail(&r->list, &p->reasm);
 	p->nr_reasm++;
@@ -253,6 +258,8 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
+	if (r->large)
+		r->last_ns = ktime_get_ns();
 	if (r->have == r->msg_len) {
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
@@ -272,17 +279,44 @@ nomem:
 	return false;
 }
 
+/*
+ * Has @p given up its large partial message: no data frame at all from it
+ * (not even one resent, refused or out of order) for @timeout ns, while
+ * another peer's large message waited for reassembly memory? Its sender
+ * may have failed the message and begun a new session it has sent nothing
+ * in yet, while it keeps talking (heartbeats, ACKs), so it never falls
+ * silent; its reservation would stall the waiting peer's link for as
+ * long. A sender still at it resends within its largest RTO (a quarter of
+ * link_timeout_ms, which members share), so its silence must last that
+ * long too. Under @p's lock; the times are compared signed, as another
+ * CPU may note one a little after our @now.
+ */
+static bool ics_reasm_stale(struct ics_bind *b, struct ics_peer *p, u64 now, u64 timeout)
+{
+	s64 quiet = max_t(s64, timeout, (u64)ics_link_timeout_ms * NSEC_PER_MSEC);
+	struct ics_reasm *r;
+
+	if (!p->reasm_large || (s64)(now - READ_ONCE(b->reasm_wanted_ns)) > (s64)timeout ||
+	    (s64)(now - p->data_ns) <= quiet)
+		return false;
+	list_for_each_entry(r, &p->reasm, list)
+		if (r->large && (s64)(now - r->last_ns) > (s64)timeout)
+			return true;
+	return false;
+}
+
 void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
 {
-	u64 timeout = (u64)ics_reasm_timeout_ms * NSEC_PER_MSEC;
+	u64 timeout = (u64)ics_reasm_timeout_ms * NSEC_PER_MSEC, now;
 	struct ics_reasm *r, *tmp;
 
 	lockdep_assert_held(&p->lock);
 	if (how == ICS_REASM_CLOSE)
 		p->dead = true;
 	if (how == ICS_REASM_IDLE) {
+		now = ktime_get_ns();
 		if (list_empty(&p->reasm) ||
-		    ics_silent_ns(p, ktime_get_ns()) <= timeout)
+		    (ics_silent_ns(p, now) <= timeout && !ics_reasm_stale(b, p, now, timeout)))
 			return;
 		/*
 		 * The fragments we drop were acknowledged: the sender must not
