@@ -349,6 +349,107 @@ held()
 	[ "$(stat_get "$NS_A" tx_pauses)" -gt "$t0" ] || { fail "node 1 counted no pause"; return 1; }
 }
 
+# A channel the peer paused while nothing of ours was queued on it, with
+# the paused channels holding a link_queue_max already (TEST and DLM, as
+# in held_run): a writer on it waits for room, and once the peer resumes
+# it, gets room at once, though nothing completes meanwhile (the other
+# paused channels' readers are stopped); its message is taken.
+resume_room_run()
+{
+	local d=$ICS_TMP/resume ch k bit q0 pids=() p wp rc=0
+	rm -rf "$d" && mkdir "$d" || return 1
+	k=$(ch_id KCH)
+	bit=$((1 << k))
+	for ch in TEST DLM; do
+		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
+		pids+=($!)
+	done
+	for ch in TEST DLM; do
+		wait_file 30 "$ch reader bound" $d/mark.$ch || return 1
+		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
+		pids+=($!)
+		wait_file 60 "channel $ch queue full on node 1" $d/n.$ch || return 1
+		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
+			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
+		touch "$d/n.$ch.top" && wait_file 60 "channel $ch topped up" "$d/n.$ch.topped" ||
+			return 1
+	done
+	# KCH's reader: 64 KiB, so that one message of 48 KiB, taken, pauses it
+	dev_in "$NS_B" sink "$k" $((64 << 10)) "$d/mark.K" "$d/go.K" &
+	pids+=($!)
+	wait_file 30 "KCH reader bound" "$d/mark.K" || return 1
+	dev_in "$NS_A" big 2 "$k" $((48 << 10)) "$d/k1" || return 1
+	assert_eq "KCH's first message" done "$(cat "$d/k1")" || return 1
+	wait_eq 60 $bit "node 2 paused KCH, as node 1 sees it" paused_of "$NS_A" 2 $bit || return 1
+	q0=$(link_get "$NS_A" 2 queued_bytes)
+	timeout $((60 * ICS_SCALE)) nsenter --net="$ICS_NETNS_DIR/$NS_A" \
+		$DEV big 2 "$k" $((1 << 20)) "$d/k2" &
+	wp=$!
+	wait_eq 30 1 "the 1 MiB writer in write(2)" \
+		sh -c "cut -d' ' -f1 /proc/\$(pgrep -n -f '^python3 .*ics_dev.py big 2 $k 1048576')/syscall" || rc=1
+	assert_eq "bytes node 1 holds for node 2, the writer waiting for room" "$q0" \
+		"$(link_get "$NS_A" 2 queued_bytes)" || rc=1
+	# the reader takes both: KCH resumes after the first
+	echo 2 > "$d/go.K.tmp" && mv "$d/go.K.tmp" "$d/go.K"
+	wait "$wp"
+	assert_eq "KCH's 1 MiB message, once the channel resumed" done "$(cat "$d/k2" 2>/dev/null)" ||
+		rc=1
+	for ch in TEST DLM; do
+		mv "$d/n.$ch.topped" "$d/go.$ch"
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	return $rc
+}
+
+resume_room()
+{
+	local rc=0
+	resume_room_run || rc=1
+	# after a failure, no reader or writer left bound for the cases after
+	if pkill -f "ics_dev.py (stall|flood|sink|big)"; then
+		wait_eq 10 0 "readers and writers of this case gone" \
+			sh -c 'pgrep -cf "ics_dev.py (stall|flood|sink|big)"'
+	fi
+	return $rc
+}
+
+# A synchronous write waiting for a stopped reader, stopped and continued
+# itself (SIGSTOP, SIGCONT: no handler runs) returns EINPROGRESS, its
+# message still queued, and that message arrives once: a write the kernel
+# restarted would queue it again as a new message. With a send timeout
+# (MS), the same when it runs out.
+sync_wait()
+{
+	local n=300 ms=$1 want=$2 rc=0 mark=$ICS_TMP/syncsig.pid out=$ICS_TMP/syncsig.out r0 wpid p
+	r0=$(chan_get "$NS_B" TEST rx msgs)
+	rm -f "$mark" "$out"
+	hold_start $n small $((64 << 10)) || return 1
+	dev_in "$NS_A" syncsig 2 $n small "$ms" "$mark" "$out" &
+	wpid=$!
+	wait_file 60 "the synchronous write begun" "$mark" || rc=1
+	p=$(cat "$mark" 2>/dev/null)
+	# 1: write(2), where the writer waits for its message's fate
+	[ $rc = 0 ] && [ "$ms" = 0 ] && { wait_eq 60 1 "the writer blocked in write(2)" \
+		sh -c "cut -d' ' -f1 /proc/$p/syscall" || rc=1; }
+	if [ $rc = 0 ] && [ "$ms" = 0 ]; then
+		kill -STOP "$p"
+		wait_eq 30 T "the writer stopped" sh -c "cut -d' ' -f3 /proc/$p/stat" || rc=1
+		kill -CONT "$p"
+	fi
+	# with a send timeout, the write's end before the reader reads
+	[ $rc = 0 ] && [ "$ms" != 0 ] && { wait_file 60 "the synchronous write returned" "$out" ||
+		rc=1; }
+	hold_read || rc=1
+	wait "$wpid" || rc=1
+	wait_eq 60 0 "messages queued to node 2" link_get "$NS_A" 2 queued_msgs || rc=1
+	assert_eq "what the synchronous write returned" "$want" "$(cat "$out" 2>/dev/null)" || rc=1
+	assert_eq "TEST messages node 2 received" $((r0 + n)) "$(chan_get "$NS_B" TEST rx msgs)" ||
+		rc=1
+	return $rc
+}
+
 # Three messages of 6 MiB to a reader that does not read, with a 16 MiB
 # rcvbuf: the first (about 10 MiB of skb memory in 1500-byte frames) pauses
 # TEST; the second, begun before node 1 learnt of the pause (frames to
@@ -383,30 +484,41 @@ held_big_run()
 		"# held: 2 messages queued on the reader, 0 dropped" "$HELD_LINE"
 }
 
-# Two readers that stop hold each channel's queue on the sender at
-# chan_queue_max (filled again once paused, so what the readers took
-# before the pause does not matter): together more than link_queue_max
-# leaves for a 256 KiB message, were paused channels counted against the
-# link. CFS still flows; then both read everything, nothing dropped, every
-# message acknowledged.
+# Readers that stop, each on its own channel, hold each channel's queue on
+# the sender at chan_queue_max (filled again once paused, so what the
+# readers took before the pause does not matter). Two (TEST, DLM): together
+# more than link_queue_max leaves for a 256 KiB message, were paused
+# channels counted against the link; CFS still flows. Five: the queues
+# filled while their channels flowed, then paused, one after another, hold
+# no more than twice link_queue_max, what a link may hold; a channel that
+# finds no room gets none. Then every reader reads everything, nothing
+# dropped, every message acknowledged.
 paused_of() { echo $(($(link_get "$1" "$2" peer_paused) & $3)); }	# NS NODE MASK
 
-two_held_run()
+held_run()
 {
-	local d=$ICS_TMP/two ch bits=0 pids=() p q max rc=0
+	local d=$ICS_TMP/held ch bits=0 pids=() p q max n
 	rm -rf "$d" && mkdir "$d" || return 1
-	for ch in TEST DLM; do
+	for ch in "$@"; do
 		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
 		pids+=($!)
-		bits=$((bits | 1 << $(ch_id $ch)))
 	done
-	for ch in TEST DLM; do
+	for ch in "$@"; do
 		wait_file 30 "$ch reader bound" $d/mark.$ch ||
 			return 1
 		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
 		pids+=($!)
 		wait_file 60 "channel $ch queue full on node 1" $d/n.$ch ||
 			return 1
+		n=$(cat $d/n.$ch)
+		# what its reader's 4 MiB can take pauses nothing: the link had
+		# (almost) no room left for the channel
+		if [ $((n * ((64 << 10) + 64))) -lt $((2 << 20)) ]; then
+			echo "# channel $ch: room on the link for $n messages only"
+			mv $d/n.$ch $d/n.$ch.topped
+			continue
+		fi
+		bits=$((bits | 1 << $(ch_id $ch)))
 		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
 			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
 		touch "$d/n.$ch.top" && wait_file 60 "channel $ch topped up" "$d/n.$ch.topped" ||
@@ -414,27 +526,31 @@ two_held_run()
 	done
 	q=$(link_get "$NS_A" 2 queued_bytes)
 	max=$(cat $PARAMS/link_queue_max)
-	echo "# node 1 holds $q bytes for TEST and DLM; link_queue_max $max"
-	[ $((q + (256 << 10) + 64)) -gt "$max" ] ||
-		{ fail "held $q only: a 256 KiB message fits even counting them"; return 1; }
-	assert_eq "channels paused" $bits "$(link_get "$NS_A" 2 peer_paused)" || return 1
-	send_json "$NS_A" 2 CFS 256k 8 "$ICS_TMP/cfs2.json" --wait --timeout 30000 ||
-		{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
-	assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" || return 1
-	for ch in TEST DLM; do
+	echo "# node 1 holds $q bytes for $*; link_queue_max $max"
+	assert_eq "channels paused" $bits "$(paused_of "$NS_A" 2 $bits)" || return 1
+	if [ $# -gt 2 ]; then
+		[ "$q" -le $((2 * max)) ] ||
+			{ fail "the link holds $q bytes, over twice link_queue_max"; return 1; }
+	else
+		[ $((q + (256 << 10) + 64)) -gt "$max" ] ||
+			{ fail "held $q only: a 256 KiB message fits even counting them"; return 1; }
+		send_json "$NS_A" 2 CFS 256k 8 "$ICS_TMP/cfs2.json" --wait --timeout 30000 ||
+			{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
+		assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" || return 1
+	fi
+	for ch in "$@"; do
 		mv "$d/n.$ch.topped" "$d/go.$ch"
 	done
 	for p in "${pids[@]}"; do
 		wait "$p" || return 1
 	done
-	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused || return 1
-	return $rc
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
 }
 
-two_held()
+held_many()
 {
 	local rc=0
-	two_held_run || rc=$?
+	held_run "$@" || rc=$?
 	[ $rc = 4 ] || [ $rc = 0 ] || rc=1
 	# after a failure, no reader or writer left bound for the cases after
 	if pkill -f "ics_dev.py (stall|flood)"; then
@@ -575,8 +691,17 @@ case_add "user bytes of 0 B..1 MiB arrive exactly through loss, reordering, corr
 case_add "small messages queued together travel in bundles, exactly and in order" bundle
 case_add "a 1 Mbit/s path: exactly, in order; few frames resent, its queue never overflows" slow_path
 case_add "a reader that stops pauses its channel: sender holds, others flow, none lost" held
-case_add "two stopped readers holding a link's worth: a third channel still flows" two_held
+case_add "two stopped readers holding a link's worth: a third channel still flows" \
+	held_many TEST DLM
+case_add "five stopped readers: their channels hold at most twice link_queue_max" \
+	held_many TEST DLM KCH RBLD CFSR
 case_add "messages over half the buffer to a reader that stops: the one begun at the pause is taken" held_big
+case_add "a channel resumed frees room: its waiting writer goes on while the others stay paused" \
+	resume_room
+case_add "a synchronous write stopped and continued: EINPROGRESS, its message delivered once" \
+	sync_wait 0 EINPROGRESS
+case_add "a synchronous write past its send timeout: EINPROGRESS, its message delivered once" \
+	sync_wait 300 EINPROGRESS
 step_add tsvc_attach "$NS_B" TEST
 case_add "icsperf lat against node 2's test service: counts equal the kernel's and its answers" \
 	perf_kernel_peer

@@ -57,6 +57,18 @@ refused (EINVAL).
                           per channel sent, done, failed
   passfd OPENER CH ERRNO  one process opens (OPENER: nobody or root), the
                           other binds CH: expect ERRNO (0: success)
+  sink CH RCVBUF MARK GO   bind CH with RCVBUF, touch MARK, read nothing
+                          until GO appears; then read as many messages
+                          (any sender, any bytes) as the number there says
+  big PEER CH SIZE OUT     one message of SIZE bytes to PEER on CH, with
+                          ICS_DEV_F_SYNC; its fate into OUT ("done" or
+                          the errno's name)
+  syncsig PEER N SET MS MARK OUT  N-1 messages as data-send's, then the
+                          N-th with ICS_DEV_F_SYNC through libc's write()
+                          (no retry on EINTR), with a send timeout of MS
+                          (0: none); our pid into MARK just before it;
+                          what that write returned into OUT ("EINTR",
+                          "EINPROGRESS", "done" or an errno name)
 """
 import errno
 import fcntl
@@ -89,6 +101,7 @@ def _ioc(d, nr, size):
 IOC_BIND = _ioc(1, 1, BIND.size)      # _IOW
 IOC_STATS = _ioc(2, 2, STATS.size)    # _IOR
 IOC_SET_RCVBUF = _ioc(1, 3, 4)
+IOC_SET_SNDTIMEO = _ioc(1, 4, 4)
 FIONREAD = 0x541B
 
 failed = False
@@ -200,6 +213,12 @@ def cmd_errors(peer, unknown):
     for name, f in F_GONE.items():
         for g in (f, f | F_SYNC):
             expect("former flag %s (%#x)" % (name, g), errno.EINVAL, send, fd, peer, req, g)
+    # A synchronous write waits for its message's fate: not on a
+    # non-blocking file.
+    fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+    expect("synchronous write on a non-blocking file", errno.EINVAL, send, fd, peer, req, F_SYNC)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fl)
     expect("rcvbuf over the limit", errno.EINVAL, fcntl.ioctl, fd, IOC_SET_RCVBUF,
            struct.pack("I", (1 << 30) + 1))
     s = stats(fd)
@@ -753,6 +772,55 @@ def cmd_passfd(opener, ch, want):
     want_errno("opened by %s, bound by the other: channel %d" % (opener, ch), want, got)
 
 
+def cmd_sink(ch, rcvbuf, mark, go):
+    fd = dev()
+    bind(fd, ch)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
+    open(mark, "w").close()
+    go = wait_file(go)
+    if go is None:
+        return
+    for i in range(go[0]):
+        if not wait_readable(fd, 120):
+            fail("channel %d: message %d of %d: nothing within 120 s" % (ch, i, go[0]))
+            return
+        recv(fd)
+
+
+def cmd_big(peer, ch, size, out):
+    fd = dev()
+    bind(fd, ch)
+    try:
+        send(fd, peer, bytes(size), F_SYNC, ch)
+        r = "done"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    write_text(out, r + "\n")
+
+
+def write_text(out, text):
+    with open(out + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(out + ".tmp", out)
+
+
+def cmd_syncsig(peer, n, sizes, ms, mark, out):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = dev()
+    bind(fd, ICS_CH_TEST)
+    sizes = SIZE_SETS[sizes]
+    for i in range(n - 1):
+        send(fd, peer, data_bytes(i, sizes[i % len(sizes)]))
+    fcntl.ioctl(fd, IOC_SET_SNDTIMEO, struct.pack("=I", ms))
+    data = data_bytes(n - 1, sizes[(n - 1) % len(sizes)])
+    msg = HDR.pack(len(data), peer, ICS_CH_TEST, F_SYNC) + data
+    write_text(mark, "%d\n" % os.getpid())
+    r = libc.write(fd, msg, len(msg))
+    e = ctypes.get_errno()
+    write_text(out, "done\n" if r == len(msg) else "%s\n" % errno.errorcode.get(e, str(e)))
+
+
 def read_data(fd, peer, n, sizes):
     for i in range(n):
         if not wait_readable(fd, 120):
@@ -776,7 +844,8 @@ def main():
             "seqsend": (cmd_seqsend, 4), "slowread": (cmd_slowread, 6),
             "memwriters": (cmd_memwriters, 5), "memcg": (cmd_memcg, 6),
             "rcvbuf": (cmd_rcvbuf, 2), "chanflood": (cmd_chanflood, 4),
-            "passfd": (cmd_passfd, 3)}
+            "passfd": (cmd_passfd, 3), "syncsig": (cmd_syncsig, 6),
+            "big": (cmd_big, 4), "sink": (cmd_sink, 4)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

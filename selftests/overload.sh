@@ -18,7 +18,7 @@
 # ics.ko alone: every message here is a /dev/ics file's, and the files take
 # any channel (no test service holds one).
 ICS_WITH_TEST=0
-ics_init setpriv python3
+ics_init setpriv python3 tc
 DEV="python3 $ICS_SRC_DIR/ics_dev.py"
 PARAMS=/sys/module/ics/parameters
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
@@ -295,6 +295,52 @@ EOF2
 	return $rc
 }
 
+# A member that gave up a large message half sent (its link to node 1
+# timed out: it failed the message, began a new session and has nothing
+# more to send) and goes on with its heartbeats. With reasm_mem_max at its
+# least (32 MiB: one 16 MiB message at MTU 1500, not two), the partial
+# message's reservation must not hold another member's 16 MiB message
+# back for good: it goes once it has had no fragment for
+# reasm_timeout_ms while the other's waits. Module reloaded with the
+# default heartbeat, which runs that check.
+frames_from() { [ "$(link_get "${M[1]}" "$1" rx_frames)" -ge "$2" ] && echo yes; }
+
+abandoned()
+{
+	local d=$ICS_TMP/abandoned rc=0 t0 pid ch
+	rm -rf "$d" && mkdir "$d" || return 1
+	ch=$(ch_id TEST)
+	ics_unload || return 1
+	ics_load "$(rx_mem_param)=$((32 << 20))" link_timeout_ms="$(ics_slow_ms 1500)" &&
+		bridge_bind 3 || return 1
+	t0=$(stat_get "${M[1]}" reasm_timeout)
+	# node 2's frames slowed, so that its message can be cut mid-way
+	tc -n "${M[2]}" qdisc add dev eth0 root netem rate 20mbit || return 1
+	dev_in "${M[2]}" big 1 "$ch" $((16 << 20)) "$d/s" &
+	pid=$!
+	wait_eq 60 yes "200 frames of node 2's at node 1" frames_from 2 200 || rc=1
+	# then its DATA frames no more: its link times out. Classic BPF
+	# (cls_bpf is in every kernel the suite runs on): ethertype 0x88b5
+	# at byte 12, frame type 1 (ICS_FT_DATA) at 15; -1 matches.
+	tc -n "${M[2]}" qdisc add dev eth0 clsact &&
+		tc -n "${M[2]}" filter add dev eth0 egress pref 1 bpf bytecode \
+			"6,40 0 0 12,21 0 3 34997,48 0 0 15,21 0 1 1,6 0 0 4294967295,6 0 0 0" \
+			action drop || rc=1
+	wait "$pid"
+	assert_eq "node 2's message, its DATA frames dropped" ETIMEDOUT "$(cat "$d/s" 2>/dev/null)" ||
+		rc=1
+	tc -n "${M[2]}" qdisc del dev eth0 clsact
+	tc -n "${M[2]}" qdisc del dev eth0 root
+	if [ $rc = 0 ]; then
+		timeout $((120 * ICS_SCALE)) nsenter --net="$ICS_NETNS_DIR/${M[3]}" \
+			$DEV big 1 "$ch" $((16 << 20)) "$d/q"
+		assert_eq "node 3's 16 MiB message" done "$(cat "$d/q" 2>/dev/null)" || rc=1
+	fi
+	echo "# node 1: reasm_timeout +$(($(stat_get "${M[1]}" reasm_timeout) - t0))," \
+		"reasm_nomem $(stat_get "${M[1]}" reasm_nomem)"
+	return $rc
+}
+
 case_add "64 unbound instances take no per-CPU memory" percpu_unbound
 step_add setup
 case_add "a slow reader, a small buffer, three writers: every message done is read once, in order" \
@@ -303,5 +349,6 @@ case_add "32 writers of 16 MiB waiting for room hold no memory" stopped_reader
 case_add "a writer over its memory cgroup's limit gets ENOMEM, not the OOM killer" memcg_write
 case_add "rcvbuf: user_gid members up to 32 MiB, administrators up to 1 GiB" rcvbuf_cap
 case_add "two members flood 16 MiB messages on every channel: a third's messages flow" flood
+case_add "a large message its sender gave up half sent does not hold another's back" abandoned
 case_once "teardown: netns deleted, module removed, kernel log clean" ics_teardown_check
 cases_run
