@@ -356,27 +356,14 @@ held()
 # paused channels' readers are stopped); its message is taken.
 resume_room_run()
 {
-	local d=$ICS_TMP/resume ch k bit q0 pids=() p wp rc=0
+	local d=$ICS_TMP/resume k bit q0 sink wp rc=0
 	rm -rf "$d" && mkdir "$d" || return 1
 	k=$(ch_id KCH)
 	bit=$((1 << k))
-	for ch in TEST DLM; do
-		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
-		pids+=($!)
-	done
-	for ch in TEST DLM; do
-		wait_file 30 "$ch reader bound" $d/mark.$ch || return 1
-		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
-		pids+=($!)
-		wait_file 60 "channel $ch queue full on node 1" $d/n.$ch || return 1
-		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
-			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
-		touch "$d/n.$ch.top" && wait_file 60 "channel $ch topped up" "$d/n.$ch.topped" ||
-			return 1
-	done
+	paused_fill "$d" TEST DLM || return 1
 	# KCH's reader: 64 KiB, so that one message of 48 KiB, taken, pauses it
 	dev_in "$NS_B" sink "$k" $((64 << 10)) "$d/mark.K" "$d/go.K" &
-	pids+=($!)
+	sink=$!
 	wait_file 30 "KCH reader bound" "$d/mark.K" || return 1
 	dev_in "$NS_A" big 2 "$k" $((48 << 10)) "$d/k1" || return 1
 	assert_eq "KCH's first message" done "$(cat "$d/k1")" || return 1
@@ -394,12 +381,8 @@ resume_room_run()
 	wait "$wp"
 	assert_eq "KCH's 1 MiB message, once the channel resumed" done "$(cat "$d/k2" 2>/dev/null)" ||
 		rc=1
-	for ch in TEST DLM; do
-		mv "$d/n.$ch.topped" "$d/go.$ch"
-	done
-	for p in "${pids[@]}"; do
-		wait "$p" || rc=1
-	done
+	wait "$sink" || rc=1
+	paused_release "$d" TEST DLM || rc=1
 	return $rc
 }
 
@@ -408,10 +391,7 @@ resume_room()
 	local rc=0
 	resume_room_run || rc=1
 	# after a failure, no reader or writer left bound for the cases after
-	if pkill -f "ics_dev.py (stall|flood|sink|big)"; then
-		wait_eq 10 0 "readers and writers of this case gone" \
-			sh -c 'pgrep -cf "ics_dev.py (stall|flood|sink|big)"'
-	fi
+	reap "ics_dev.py (stall|flood|sink|big)"
 	return $rc
 }
 
@@ -495,19 +475,25 @@ held_big_run()
 # dropped, every message acknowledged.
 paused_of() { echo $(($(link_get "$1" "$2" peer_paused) & $3)); }	# NS NODE MASK
 
-held_run()
+# paused_fill DIR CHANNEL...: on each channel a reader on node 2 that
+# stops (ics_dev.py stall, 4 MiB) and node 1 flooding it: its queue full,
+# the channel paused, then topped up. PAUSED_BITS: the channels paused;
+# PAUSED_PIDS: the readers and writers, which paused_release lets go.
+paused_fill()
 {
-	local d=$ICS_TMP/held ch bits=0 pids=() p q max n
-	rm -rf "$d" && mkdir "$d" || return 1
+	local d=$1 ch n
+	shift
+	PAUSED_BITS=0
+	PAUSED_PIDS=()
 	for ch in "$@"; do
 		dev_in "$NS_B" stall 1 "$(ch_id $ch)" $((4 << 20)) "$d/mark.$ch" "$d/go.$ch" &
-		pids+=($!)
+		PAUSED_PIDS+=($!)
 	done
 	for ch in "$@"; do
 		wait_file 30 "$ch reader bound" $d/mark.$ch ||
 			return 1
 		dev_in "$NS_A" flood 2 "$(ch_id $ch)" "$d/n.$ch" "$d/go.$ch" &
-		pids+=($!)
+		PAUSED_PIDS+=($!)
 		wait_file 60 "channel $ch queue full on node 1" $d/n.$ch ||
 			return 1
 		n=$(cat $d/n.$ch)
@@ -518,16 +504,38 @@ held_run()
 			mv $d/n.$ch $d/n.$ch.topped
 			continue
 		fi
-		bits=$((bits | 1 << $(ch_id $ch)))
+		PAUSED_BITS=$((PAUSED_BITS | 1 << $(ch_id $ch)))
 		wait_eq 60 $((1 << $(ch_id $ch))) "node 2 paused $ch, as node 1 sees it" \
 			paused_of "$NS_A" 2 $((1 << $(ch_id $ch))) || return 1
 		touch "$d/n.$ch.top" && wait_file 60 "channel $ch topped up" "$d/n.$ch.topped" ||
 			return 1
 	done
+}
+
+# paused_release DIR CHANNEL...: the readers read everything, every
+# message is acknowledged.
+paused_release()
+{
+	local d=$1 ch p rc=0
+	shift
+	for ch in "$@"; do
+		mv "$d/n.$ch.topped" "$d/go.$ch"
+	done
+	for p in "${PAUSED_PIDS[@]}"; do
+		wait "$p" || rc=1
+	done
+	return $rc
+}
+
+held_run()
+{
+	local d=$ICS_TMP/held q max
+	rm -rf "$d" && mkdir "$d" || return 1
+	paused_fill "$d" "$@" || return 1
 	q=$(link_get "$NS_A" 2 queued_bytes)
 	max=$(cat $PARAMS/link_queue_max)
 	echo "# node 1 holds $q bytes for $*; link_queue_max $max"
-	assert_eq "channels paused" $bits "$(paused_of "$NS_A" 2 $bits)" || return 1
+	assert_eq "channels paused" $PAUSED_BITS "$(paused_of "$NS_A" 2 $PAUSED_BITS)" || return 1
 	if [ $# -gt 2 ]; then
 		[ "$q" -le $((2 * max)) ] ||
 			{ fail "the link holds $q bytes, over twice link_queue_max"; return 1; }
@@ -538,12 +546,7 @@ held_run()
 			{ fail "CFS past two paused channels: $(cat "$ICS_TMP/cfs2.json.err")"; return 1; }
 		assert_eq "CFS messages done" 8 "$(jget 'j["done"]' < "$ICS_TMP/cfs2.json")" || return 1
 	fi
-	for ch in "$@"; do
-		mv "$d/n.$ch.topped" "$d/go.$ch"
-	done
-	for p in "${pids[@]}"; do
-		wait "$p" || return 1
-	done
+	paused_release "$d" "$@" || return 1
 	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
 }
 
@@ -553,10 +556,7 @@ held_many()
 	held_run "$@" || rc=$?
 	[ $rc = 4 ] || [ $rc = 0 ] || rc=1
 	# after a failure, no reader or writer left bound for the cases after
-	if pkill -f "ics_dev.py (stall|flood)"; then
-		wait_eq 10 0 "readers and writers of this case gone" \
-			sh -c 'pgrep -cf "ics_dev.py (stall|flood)"'
-	fi
+	reap "ics_dev.py (stall|flood)"
 	return $rc
 }
 

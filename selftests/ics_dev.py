@@ -547,12 +547,18 @@ def cmd_flood(peer, ch, out, go):
         time.sleep(0.05)
 
 
-def cmd_stall(peer, ch, rcvbuf, mark, go):
+def stopped_reader(ch, rcvbuf, mark, go):
+    """Bind CH with RCVBUF, touch MARK, read nothing until GO appears: the
+    file and GO's numbers (None if it never came)."""
     fd = dev()
     bind(fd, ch)
     fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
     open(mark, "w").close()
-    go = wait_file(go)
+    return fd, wait_file(go)
+
+
+def cmd_stall(peer, ch, rcvbuf, mark, go):
+    fd, go = stopped_reader(ch, rcvbuf, mark, go)
     if go is None:
         return
     n, others = go[0], sum(go[1:])
@@ -773,11 +779,7 @@ def cmd_passfd(opener, ch, want):
 
 
 def cmd_sink(ch, rcvbuf, mark, go):
-    fd = dev()
-    bind(fd, ch)
-    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
-    open(mark, "w").close()
-    go = wait_file(go)
+    fd, go = stopped_reader(ch, rcvbuf, mark, go)
     if go is None:
         return
     for i in range(go[0]):

@@ -685,6 +685,14 @@ wait_eq()
 # wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
 wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
 
+# reap PATTERN: kill the helpers whose command line matches PATTERN (pkill
+# -f) and wait until they are gone; nothing if there are none.
+reap()
+{
+	pkill -f "$1" || return 0
+	wait_eq 10 0 "helpers matching '$1' gone" pgrep -cf "$1"
+}
+
 wait_reachable()	# NS NODE
 {
 	ics_model reachable 30 "$1:$2"

@@ -178,10 +178,7 @@ resume_unsent()
 	local rc=0
 	resume_unsent_run || rc=1
 	# after a failure, no reader, writer or sender left for the teardown
-	if pkill -f "ics_dev.py (stall|flood)|icsctl [s]end"; then
-		wait_eq 10 0 "readers and writers of this case gone" \
-			sh -c 'pgrep -cf "ics_dev.py (stall|flood)|icsctl [s]end"'
-	fi
+	reap "ics_dev.py (stall|flood)|icsctl [s]end"
 	tsvc_attach "${NS[1]}" "${ICS_CHANNELS[@]}" && tsvc_attach "${NS[2]}" "${ICS_CHANNELS[@]}" || rc=1
 	return $rc
 }

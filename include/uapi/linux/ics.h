@@ -866,8 +866,8 @@ struct ics_dev_hdr {
  * write(): return once the peer's receiver took the message, with its fate;
  * EINPROGRESS if a signal or the send timeout ended the wait first, the
  * message still queued (EINTR: nothing was queued). Refused (EINVAL) on a
- * non-blocking file. Other bits are refused (EINVAL); 0x01, 0x02 and 0x04 are retired
- * and never reused.
+ * non-blocking file. Other bits are refused (EINVAL); 0x01, 0x02 and 0x04
+ * are retired and never reused.
  */
 #define ICS_DEV_F_SYNC		0x08
 #define ICS_DEV_F_WRITE		ICS_DEV_F_SYNC
