@@ -65,7 +65,6 @@ struct ics_reasm {
 	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
 	unsigned long resv;
 	unsigned long truesize;
-	u64 last_ns;		/* when its last fragment came */
 	struct sk_buff_head frags;	/* sorted by offset */
 };
 
@@ -151,7 +150,6 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	r->msg_id = f->msg_id;
 	r->msg_len = f->msg_len;
 	r->channel = f->channel;
-	r->last_ns = ktime_get_ns();
 	__skb_queue_head_init(&r->frags);
 	list_add_tail(&r->list, &p->reasm);
 	p->nr_reasm++;
@@ -258,8 +256,6 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
-	if (r->large)
-		r->last_ns = ktime_get_ns();
 	if (r->have == r->msg_len) {
 		msg = ics_reasm_join(r);
 		ics_reasm_free(b, p, r);	/* frags is empty now */
@@ -288,21 +284,16 @@ nomem:
  * silent; its reservation would stall the waiting peer's link for as
  * long. A sender still at it resends within its largest RTO (a quarter of
  * link_timeout_ms, which members share), so its silence must last that
- * long too. Under @p's lock; the times are compared signed, as another
- * CPU may note one a little after our @now.
+ * long too (and so has its large message had no fragment for @timeout).
+ * Under @p's lock; the times are compared signed, as another CPU may note
+ * one a little after our @now.
  */
 static bool ics_reasm_stale(struct ics_bind *b, struct ics_peer *p, u64 now, u64 timeout)
 {
 	s64 quiet = max_t(s64, timeout, (u64)ics_link_timeout_ms * NSEC_PER_MSEC);
-	struct ics_reasm *r;
 
-	if (!p->reasm_large || (s64)(now - READ_ONCE(b->reasm_wanted_ns)) > (s64)timeout ||
-	    (s64)(now - p->data_ns) <= quiet)
-		return false;
-	list_for_each_entry(r, &p->reasm, list)
-		if (r->large && (s64)(now - r->last_ns) > (s64)timeout)
-			return true;
-	return false;
+	return p->reasm_large && (s64)(now - READ_ONCE(b->reasm_wanted_ns)) <= (s64)timeout &&
+	       (s64)(now - p->data_ns) > quiet;
 }
 
 void __ics_reasm_flush(struct ics_bind *b, struct ics_peer *p, enum ics_reasm_flush how)
