@@ -2,7 +2,8 @@
 /*
  * The in-kernel API (include/net/ics.h): receive handlers per channel and
  * netns, and sending. Handlers are published with RCU and called from the
- * receive path; unregistering waits until no call is in flight.
+ * receive path; unregistering waits until no call is in flight. Between
+ * two handlers a channel may hold a stand-in, ics_waiting (flow.c).
  */
 #include <linux/export.h>
 #include <linux/rtnetlink.h>
@@ -12,6 +13,7 @@
 int ics_register_handler(struct net *net, unsigned int channel, struct ics_handler *h)
 {
 	struct ics_net *in = ics_net(net);
+	struct ics_handler *old;
 	int err = 0;
 
 	if (channel >= ICS_CHANNELS || !h || !h->rcv)
@@ -20,10 +22,14 @@ int ics_register_handler(struct net *net, unsigned int channel, struct ics_handl
 	if (ics_net_use(in))
 		return -ENOMEM;
 	mutex_lock(&in->reg_lock);
-	if (rcu_access_pointer(in->handlers[channel]))
+	old = rcu_dereference_protected(in->handlers[channel], lockdep_is_held(&in->reg_lock));
+	if (old && old != &ics_waiting) {
 		err = -EBUSY;
-	else
+	} else {
 		rcu_assign_pointer(in->handlers[channel], h);
+		if (old)	/* messages wait for us (flow.c) */
+			ics_handler_came(in, channel);
+	}
 	mutex_unlock(&in->reg_lock);
 	return err;
 }
@@ -36,17 +42,8 @@ void ics_unregister_handler(struct net *net, unsigned int channel, struct ics_ha
 	if (channel >= ICS_CHANNELS)
 		return;
 	mutex_lock(&in->reg_lock);
-	if (rcu_access_pointer(in->handlers[channel]) == h) {
-		RCU_INIT_POINTER(in->handlers[channel], NULL);
-		synchronize_net();	/* no h->rcv() in flight after this */
-		/*
-		 * It may have paused the channel; the next handler starts
-		 * afresh, and the messages it held are offered to it (or
-		 * counted unclaimed) now.
-		 */
-		__ics_channel_pause(in, channel, false);
-		queue_work(system_highpri_wq, &in->pause_work);
-	}
+	if (rcu_access_pointer(in->handlers[channel]) == h)
+		ics_handler_left(in, channel);	/* no h->rcv() in flight after it */
 	mutex_unlock(&in->reg_lock);
 }
 EXPORT_SYMBOL_GPL(ics_unregister_handler);

@@ -42,9 +42,25 @@
  * Only the channel's registered handler pauses or resumes its channel, or
  * ics on its behalf when it refuses a message (ics_pause_refused(); the
  * message is held, link_rx.c, and offered again from pause_work once the
- * channel resumes); ics_unregister_handler() resumes it once no call of
- * the handler can be in flight, under reg_lock, so the next handler starts
- * unpaused.
+ * channel resumes), or ics between two handlers. A handler that leaves (a
+ * /dev/ics reader that exits, a client module unloaded) is replaced, in
+ * one store, by a stand-in, ics_waiting, that refuses every message as a
+ * handler that cannot keep up does, and its channel is paused once no
+ * call of the handler can be in flight. So what was held for it and not
+ * yet taken, and what is in flight, waits for the next handler (a
+ * restarted reader) for handler_wait_ms instead of going to nobody. The
+ * next handler replaces the stand-in and resumes the channel, and each
+ * peer's held messages are offered to it before that peer's newer ones
+ * (a peer with nothing held may deliver at once); if none comes in time,
+ * gone_work removes the stand-in and resumes the channel, and the
+ * messages go unclaimed, as on a channel that has no handler. All three
+ * run under reg_lock; a registration where no stand-in was leaves the
+ * pause word alone. A refusal by the stand-in that sees a resume since
+ * the offer read the resume count undoes its pause (ics_pause_refused()),
+ * so a late one cannot leave the next handler paused (it may undo the
+ * pause of ics_handler_left() instead, until the next refusal). For the
+ * same reason a pause the next handler makes from its first rcv(), before
+ * its registration has resumed the channel, is undone by that resume.
  */
 #include <linux/export.h>
 
@@ -54,16 +70,19 @@
 #define ICS_PAUSE_RESYNC	HZ	/* only older words for this long: take them */
 
 static void ics_pause_work(struct work_struct *w);
+static void ics_gone_work(struct work_struct *w);
 
 void ics_flow_init(struct ics_net *in)
 {
 	atomic_set(&in->pause, 0);
 	INIT_WORK(&in->pause_work, ics_pause_work);
+	INIT_DELAYED_WORK(&in->gone_work, ics_gone_work);
 }
 
 /* Nothing can pause or resume any more (every handler is gone). */
 void ics_flow_exit(struct ics_net *in)
 {
+	cancel_delayed_work_sync(&in->gone_work);	/* it may resume: first */
 	cancel_work_sync(&in->pause_work);
 }
 
@@ -92,11 +111,12 @@ static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
  * the count: either we see the resume and undo our pause, or the resume
  * comes after our pause and clears it.
  */
-void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes)
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool count)
 {
 	if (!ics_pause_set(in, ch, true))
 		return;
-	ics_count(in, ICS_STAT_RX_PAUSES);
+	if (count)
+		ics_count(in, ICS_STAT_RX_PAUSES);
 	smp_mb__after_atomic();		/* the bit before the count, see above */
 	if (atomic_read(&in->resumes[ch]) != resumes)
 		__ics_channel_pause(in, ch, false);
@@ -116,6 +136,97 @@ void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
 		queue_work(system_highpri_wq, &in->pause_work);
 }
 
+/* Stands in for a handler that left, until the next (see above). */
+static int ics_waiting_rcv(struct ics_handler *h, struct net *net, u8 src, unsigned int ch,
+			   struct sk_buff *skb)
+{
+	WARN_ON_ONCE(1);	/* ics_offer() refuses for it without a call */
+	return -EAGAIN;
+}
+
+struct ics_handler ics_waiting = { .rcv = ics_waiting_rcv };
+
+/*
+ * @ch's handler, registered, leaves (reg_lock held). Returns once no call
+ * of it is in flight. With handler_wait_ms, the stand-in takes its place
+ * and the channel is paused until the next handler comes or the time is
+ * over (see above); without, the channel resumes at once and what was
+ * held is offered again, to nobody: unclaimed. Not counted as a pause:
+ * no reader fell behind.
+ */
+void ics_handler_left(struct ics_net *in, unsigned int ch)
+{
+	unsigned long wait = msecs_to_jiffies(ics_handler_wait_ms);
+
+	lockdep_assert_held(&in->reg_lock);
+	if (!wait) {
+		RCU_INIT_POINTER(in->handlers[ch], NULL);
+		synchronize_net();
+		__ics_channel_pause(in, ch, false);
+		queue_work(system_highpri_wq, &in->pause_work);
+		return;
+	}
+	/* one store: an offer sees the handler, or the stand-in, which refuses */
+	rcu_assign_pointer(in->handlers[ch], &ics_waiting);
+	synchronize_net();
+	ics_pause_set(in, ch, true);
+	in->gone_until[ch] = (jiffies + wait) ?: 1;
+	queue_delayed_work(system_wq, &in->gone_work, wait);
+}
+
+/*
+ * A handler replaced the stand-in on @ch (reg_lock held): resume the
+ * channel, and offer it what was held. An offer that read the stand-in
+ * and pauses after this resume must see the resume count grown
+ * (ics_pause_refused()); one that reads the count after it must see the
+ * handler: hence the handler, then a full barrier, then the resume (whose
+ * count comes before the bit), paired with ics_offer()'s count, smp_rmb(),
+ * handler.
+ */
+void ics_handler_came(struct ics_net *in, unsigned int ch)
+{
+	lockdep_assert_held(&in->reg_lock);
+	in->gone_until[ch] = 0;
+	smp_mb();	/* the handler before the resume: pairs with ics_offer() */
+	__ics_channel_pause(in, ch, false);
+	queue_work(system_highpri_wq, &in->pause_work);
+}
+
+/*
+ * Remove the stand-ins whose next handler did not come in time, and
+ * resume their channels (ordered as in ics_handler_came()); requeued,
+ * under reg_lock so that a handler leaving meanwhile cannot push it back,
+ * for the next one.
+ */
+static void ics_gone_work(struct work_struct *w)
+{
+	struct ics_net *in = container_of(to_delayed_work(w), struct ics_net, gone_work);
+	unsigned long now, next = 0;
+	unsigned int ch;
+
+	mutex_lock(&in->reg_lock);
+	now = jiffies;	/* not before: ics_handler_left() sleeps under reg_lock */
+	for (ch = 0; ch < ICS_CHANNELS; ch++) {
+		unsigned long until = in->gone_until[ch];
+
+		if (rcu_access_pointer(in->handlers[ch]) != &ics_waiting)
+			continue;
+		if (until && time_before(now, until)) {
+			if (!next || time_before(until, now + next))
+				next = until - now;
+			continue;
+		}
+		in->gone_until[ch] = 0;
+		RCU_INIT_POINTER(in->handlers[ch], NULL);
+		smp_mb();	/* no handler before the resume: pairs with ics_offer() */
+		__ics_channel_pause(in, ch, false);
+		queue_work(system_highpri_wq, &in->pause_work);
+	}
+	if (next)
+		mod_delayed_work(system_wq, &in->gone_work, next);
+	mutex_unlock(&in->reg_lock);
+}
+
 /**
  * ics_channel_pause - hold or release the peers' traffic on a channel
  * @net: network namespace of the instance
@@ -125,8 +236,9 @@ void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
  *
  * See include/net/ics.h. Idempotent; any context. A call that sees @h
  * registered completes inside an RCU section, which the unregistering
- * synchronize_net() waits for before it resumes the channel: a late call
- * cannot leave the next handler's channel paused.
+ * synchronize_net() waits for: after ics_unregister_handler() returns, no
+ * call of @h's changes the channel. One that resumed it just before lets
+ * held messages be offered again, to the stand-in, which refuses them.
  */
 void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler *h,
 		       bool pause)

@@ -188,6 +188,9 @@ struct ics_net {
 	/* tells the peers of a resume, offers held messages again (flow.c) */
 	struct work_struct pause_work;
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
+	/* reg_lock: when a channel its handler left stops waiting (flow.c) */
+	unsigned long gone_until[ICS_CHANNELS];
+	struct delayed_work gone_work;	/* resumes those channels then */
 
 	/* cluster keys (key.c): RTNL to change; READ_ONCE, RCU to read */
 	struct ics_key __rcu *keys[ICS_KEYS_MAX];
@@ -501,6 +504,7 @@ extern unsigned int ics_expected_votes;
 extern unsigned int ics_reasm_timeout_ms;
 extern unsigned long ics_reasm_mem_max;
 extern unsigned int ics_link_timeout_ms;
+extern unsigned int ics_handler_wait_ms;
 extern unsigned int ics_link_window;
 extern unsigned long ics_link_queue_max;
 extern unsigned long ics_chan_queue_max;
@@ -734,8 +738,19 @@ static inline void ics_heard(struct ics_peer *p, u64 now)
 void ics_flow_init(struct ics_net *in);
 void ics_flow_exit(struct ics_net *in);
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
-void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes);
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool count);
+extern struct ics_handler ics_waiting;
+void ics_handler_left(struct ics_net *in, unsigned int ch);
+void ics_handler_came(struct ics_net *in, unsigned int ch);
 bool ics_flow_take(struct ics_peer *p, u16 paused, u16 gen, bool fresh);
+
+/* A handler receives on @ch: not none, nor the stand-in between two (flow.c). */
+static inline bool ics_handler_present(struct ics_net *in, unsigned int ch)
+{
+	struct ics_handler *h = rcu_access_pointer(in->handlers[ch]);
+
+	return h && h != &ics_waiting;
+}
 
 /* The paused channels now, pause_gen << 16 | mask. */
 static inline u32 ics_pause_word(struct ics_net *in)

@@ -23,9 +23,10 @@
  * the message ids delivered in ours are forgotten (they were not the
  * sender's either). A single late frame of an old session stays stale.
  *
- * A message a handler refuses (it cannot take more now) is held here, with
- * every later one of that peer's on the channel, until the handler resumes
- * its channel (flow.c offers them again); until then our ACKs tell the
+ * A message a handler refuses (it cannot take more now), or the stand-in
+ * for a handler that left refuses (flow.c), is held here, with every later
+ * one of that peer's on the channel, until the channel resumes (flow.c
+ * offers them again); until then our ACKs tell the
  * sender, by channel, the last message taken, and its messages held are
  * not done for it. A channel holds at most what an honest sender may still
  * send once it is paused (a receive window of frames and the rest of the
@@ -132,8 +133,11 @@ void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
 	/*
 	 * A refusal leaves the channel paused (ics_offer()); if it is not, it
 	 * was resumed since, and what is held is offered again now (and once
-	 * a heartbeat, ics_timer(), while anything is held).
+	 * a heartbeat, ics_timer(), while anything is held). Either we see
+	 * the resume, or its pause_work sees our rx_held: the store before
+	 * the load, as the resume's bit goes before its queue_work().
 	 */
+	smp_mb();
 	if (!(ics_pause_word(in) & BIT(channel)))
 		queue_work(system_highpri_wq, &in->pause_work);
 }

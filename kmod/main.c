@@ -72,6 +72,11 @@ module_param_named(chan_queue_max, ics_chan_queue_max, ulong, 0444);
 MODULE_PARM_DESC(chan_queue_max,
 		 "bytes queued or unacknowledged per peer and channel (default 32 MiB)");
 
+unsigned int ics_handler_wait_ms = 3000;
+module_param_named(handler_wait_ms, ics_handler_wait_ms, uint, 0444);
+MODULE_PARM_DESC(handler_wait_ms,
+		 "hold a channel's messages this many ms for its next handler once one left, 0..600000 (default 3000)");
+
 static const u8 ics_default_prio[ICS_CHANNELS] = ICS_CHANNEL_PRIOS;
 
 static unsigned int ics_net_id __read_mostly;
@@ -147,7 +152,7 @@ static void __net_exit ics_net_exit(struct net *net)
 	rtnl_unlock();
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++)
-		if (rcu_access_pointer(in->handlers[ch]))
+		if (ics_handler_present(in, ch))
 			pr_warn("channel %d handler still registered at netns exit\n", ch);
 	ics_flow_exit(in);
 	ics_member_exit(in);	/* the events of the unbind go out first */
@@ -231,6 +236,10 @@ static int __init ics_check_params(void)
 	}
 	if (ics_link_timeout_ms < 10 || ics_link_window < 4 || ics_link_window > ICS_WINDOW_MAX) {
 		pr_err("link_timeout_ms must be >= 10, link_window 4..%u\n", ICS_WINDOW_MAX);
+		return -EINVAL;
+	}
+	if (ics_handler_wait_ms > 600000) {
+		pr_err("handler_wait_ms must be 0..600000\n");
 		return -EINVAL;
 	}
 	if (ics_link_queue_max < ICS_MSG_MAX || ics_chan_queue_max < 1) {

@@ -354,7 +354,7 @@ static int ics_nl_put_channel(struct sk_buff *skb, struct ics_net *in, unsigned 
 	if (!nest ||
 	    nla_put_u32(skb, ICS_CHAN_A_ID, ch) ||
 	    nla_put_string(skb, ICS_CHAN_A_NAME, ics_channel_names[ch]) ||
-	    nla_put_u8(skb, ICS_CHAN_A_HANDLER, !!rcu_access_pointer(in->handlers[ch])) ||
+	    nla_put_u8(skb, ICS_CHAN_A_HANDLER, ics_handler_present(in, ch)) ||
 	    ics_nl_put_dir(skb, ICS_CHAN_A_TX, &cs.tx) ||
 	    ics_nl_put_dir(skb, ICS_CHAN_A_RX, &cs.rx) ||
 	    nla_put_u64_64bit(skb, ICS_CHAN_A_RX_UNCLAIMED, cs.rx_unclaimed, ICS_CHAN_A_PAD) ||

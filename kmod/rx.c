@@ -119,34 +119,41 @@ void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb
 	ics_count_dir(&cs->rx, len);
 	ics_count_node(&p->rx_chans->ch[channel], len);
 
-	/* After the messages held before it, or if its handler refuses it. */
+	/* After the messages held before it, or if its handler (or the stand-in) refuses it. */
 	if (!skb_queue_empty(&l->held[channel]) || ics_offer(p, channel, skb))
 		ics_hold(p, channel, msg_id, skb);
 }
 
 /*
  * Give @skb to @channel's handler, or count it unclaimed if there is none;
- * under rcu_read_lock() and @p's lock. 0: consumed; -EAGAIN: refused, it
- * is still ours.
+ * the stand-in for a handler that left (flow.c) refuses it. Under
+ * rcu_read_lock() and @p's lock. 0: consumed; -EAGAIN: refused, it is
+ * still ours.
  */
 int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
 {
 	struct ics_net *in = p->b->in;
-	struct ics_handler *h = rcu_dereference(in->handlers[channel]);
+	struct ics_handler *h;
 	int resumes, ret;
 
+	resumes = atomic_read(&in->resumes[channel]);
+	smp_rmb();	/* a resume seen, its handler seen: ics_handler_came() */
+	h = rcu_dereference(in->handlers[channel]);
 	if (!h) {
 		ics_stat_inc(in->stats->chan[channel].rx_unclaimed);
 		consume_skb(skb);
 		return 0;
 	}
-	resumes = atomic_read(&in->resumes[channel]);
+	if (h == &ics_waiting) {
+		ics_pause_refused(in, channel, resumes, false);
+		return -EAGAIN;
+	}
 	ret = h->rcv(h, in->net, p->node_id, channel, skb);
 	if (!ret)
 		return 0;
 	WARN_ONCE(ret != -EAGAIN, "ics: channel %u handler returned %d\n", channel, ret);
 	/* A refusal pauses the channel, unless the handler resumed since. */
-	ics_pause_refused(in, channel, resumes);
+	ics_pause_refused(in, channel, resumes, true);
 	return -EAGAIN;
 }
 

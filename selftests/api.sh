@@ -204,7 +204,8 @@ notifier()
 		sh -c "dmesg | grep -cE 'ics_echo: node 1 sees node 2: 4 -> [12] \\(reason 6\\)'"
 }
 
-# Unregistering: after rmmod ics_echo, CLSM messages are unclaimed again.
+# Unregistering: after rmmod ics_echo, CLSM messages are unclaimed again
+# (once handler_wait_ms is over: until then they wait for a next handler).
 unregister()
 {
 	local before

@@ -106,6 +106,14 @@ insmod_node_range()
 	insmod_fails "$EINVAL_RE" ifname=icsb0 node_id=65
 }
 
+# handler_wait_ms past 10 minutes: a channel would hold its peers that long
+insmod_wait_range()
+{
+	insmod_fails "$EINVAL_RE" handler_wait_ms=600001 &&
+	ics_dmesg | grep -qF "handler_wait_ms must be 0..600000" ||
+		fail "no kernel log line for handler_wait_ms=600001"
+}
+
 insmod_half()
 {
 	insmod_fails "$EINVAL_RE" ifname=icsb0 &&
@@ -648,6 +656,7 @@ case_add "insmod node_id=0 and node_id=65: EINVAL" insmod_node_range
 case_add "insmod ifname without node_id and node_id without ifname: EINVAL" insmod_half
 case_add "insmod heartbeat_ms=9, =3600001, heartbeat_misses=0, =101, votes=2, expected_votes=65: EINVAL" \
 	insmod_membership_range
+case_add "insmod handler_wait_ms=600001: EINVAL and the log line" insmod_wait_range
 step_add setup
 case_add "icstat in a netns never bound: one line, exit 1" unused_netns
 case_add "bind to an unknown device: ENODEV" bind_nodev

@@ -349,6 +349,73 @@ held()
 	[ "$(stat_get "$NS_A" tx_pauses)" -gt "$t0" ] || { fail "node 1 counted no pause"; return 1; }
 }
 
+# hold_close close|part: the reader of hold_start exits, its messages
+# unread, or after it read 70 % of them; HELD_K: how many it took (read,
+# or queued and dropped with it, dev_close_drops).
+hold_close()
+{
+	local out r= c0
+	c0=$(stat_get "$NS_B" dev_close_drops)
+	echo "$1" >&"${HOLD[1]}"
+	while read -r -u "${HOLD[0]}" out; do
+		echo "$out"
+		case $out in "# closed: "*) r=${out#"# closed: "}; r=${r%% *} ;; esac
+	done
+	wait "$HOLD_P" && [ -n "$r" ] || { fail "the reader did not close as asked"; return 1; }
+	HELD_K=$((r + $(stat_get "$NS_B" dev_close_drops) - c0))
+}
+
+# reader_left NEXT HOW: a stopped reader exits with messages held for it
+# (TEST paused): HOW close, unread; part, once it read enough to resume the
+# channel, while what was held is being offered. The channel waits
+# handler_wait_ms for the next reader (NEXT 1), which takes every message
+# after those the first one took, exactly and in order; none goes
+# unclaimed. With no next reader (NEXT 0), once handler_wait_ms is over,
+# the channel resumes and the rest is counted unclaimed, every message
+# once: the sender is not held for good.
+reader_left_run()
+{
+	local n=6000 d=$ICS_TMP/left next=$1 bit u0 spid np first
+	bit=$((1 << $(ch_id TEST)))
+	rm -rf "$d" && mkdir "$d" || return 1
+	u0=$(chan_get "$NS_B" TEST rx_unclaimed)
+	hold_start $n small $((8 << 20)) || return 1
+	if [ "$next" = 1 ]; then
+		dev_in "$NS_B" data-next 1 $n small "$d/mark" "$d/go" > "$d/next.out" 2>&1 &
+		np=$!
+		wait_file 30 "the next reader started" "$d/mark" || return 1
+	fi
+	dev_in "$NS_A" data-send 2 $n small &
+	spid=$!
+	wait_eq 60 $bit "channels node 2 paused, as node 1 sees them" \
+		link_get "$NS_A" 2 peer_paused || return 1
+	wait "$spid" || { fail "data-send: every write should be queued"; return 1; }
+	hold_close "$2" || return 1
+	if [ "$next" = 1 ]; then
+		touch "$d/go"
+		wait "$np" || { cat "$d/next.out"; fail "the next reader"; return 1; }
+		first=$(sed -n 's/^# next: first message \([0-9]*\)$/\1/p' "$d/next.out")
+		echo "# the next reader's first message: $first"
+		assert_eq "the next reader's first message: the first one the closed reader had not taken" \
+			"$HELD_K" "$first" || return 1
+		assert_eq "node 2 TEST unclaimed" "$u0" "$(chan_get "$NS_B" TEST rx_unclaimed)" ||
+			return 1
+	else
+		wait_eq 60 $((u0 + n - HELD_K)) "node 2 TEST unclaimed: every message the reader had not taken" \
+			chan_get "$NS_B" TEST rx_unclaimed || return 1
+	fi
+	wait_eq 60 0 "messages queued to node 2" link_get "$NS_A" 2 queued_msgs || return 1
+	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
+}
+
+reader_left()
+{
+	local rc=0
+	reader_left_run "$@" || rc=1
+	reap "ics_dev.py (hold|data-send|data-next)"
+	return $rc
+}
+
 # A channel the peer paused while nothing of ours was queued on it, with
 # the paused channels holding a link_queue_max already (TEST and DLM, as
 # in held_run): a writer on it waits for room, and once the peer resumes
@@ -695,6 +762,12 @@ case_add "two stopped readers holding a link's worth: a third channel still flow
 	held_many TEST DLM
 case_add "five stopped readers: their channels hold at most twice link_queue_max" \
 	held_many TEST DLM KCH RBLD CFSR
+case_add "a stopped reader exits: what was held for it goes to the next reader, none unclaimed" \
+	reader_left 1 close
+case_add "a reader exits as what was held for it is offered: the next reader gets the rest" \
+	reader_left 1 part
+case_add "a stopped reader exits, none follows: after handler_wait_ms the rest is unclaimed, once" \
+	reader_left 0 close
 case_add "messages over half the buffer to a reader that stops: the one begun at the pause is taken" held_big
 case_add "a channel resumed frees room: its waiting writer goes on while the others stay paused" \
 	resume_room

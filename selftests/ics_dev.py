@@ -34,7 +34,13 @@ refused (EINVAL).
                           that fits, aligned, in order, padding zero
   hold PEER N SET RCVBUF MARK  bind TEST with RCVBUF, touch MARK, read nothing
                           until stdin says "read" (flow control holds the
-                          sender); then as data-recv, and nothing dropped
+                          sender); then as data-recv, and nothing dropped;
+                          or "close": say how many were queued, and exit;
+                          or "part": read 70 % of them first
+  data-next PEER N SET MARK GO  touch MARK; when GO appears, bind TEST and
+                          read what is left of data-send's N messages:
+                          say which came first, then each one after it
+                          must be, byte for byte, what data-send sent
   flood PEER CH OUT GO    bind CH, O_NONBLOCK writes of 64 KiB until EAGAIN,
                           their number into OUT; when GO appears, wait for
                           every one to be acknowledged
@@ -471,8 +477,17 @@ def cmd_hold(peer, n, sizes, rcvbuf, mark):
     bind(fd, ICS_CH_TEST)
     fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", rcvbuf))
     open(mark, "w").close()
-    sys.stdin.readline()
+    cmd = sys.stdin.readline().strip()
     s = stats(fd)
+    if cmd in ("close", "part"):
+        # part: read 70 % of what is queued, which resumes the channel,
+        # and close at once, while the held messages are being offered
+        r = s["rx_queued"] * 7 // 10 if cmd == "part" else 0
+        read_data(fd, peer, r, sizes)
+        print("# closed: %d messages read, %d queued on the reader" % (r, stats(fd)["rx_queued"]),
+              flush=True)
+        os.close(fd)
+        return
     print("# held: %d messages queued on the reader, %d dropped" % (s["rx_queued"],
                                                                     s["rx_dropped"]), flush=True)
     if s["rx_queued"] >= n:
@@ -823,8 +838,29 @@ def cmd_syncsig(peer, n, sizes, ms, mark, out):
     write_text(out, "done\n" if r == len(msg) else "%s\n" % errno.errorcode.get(e, str(e)))
 
 
-def read_data(fd, peer, n, sizes):
-    for i in range(n):
+def cmd_data_next(peer, n, sizes, mark, go):
+    fd = dev()
+    open(mark, "w").close()
+    if wait_file(go) is None:
+        return
+    bind(fd, ICS_CH_TEST)
+    fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", 64 << 20))
+    if not wait_readable(fd, 120):
+        fail("no message within 120 s")
+        return
+    ln, node, ch, data = recv(fd)
+    sz = SIZE_SETS[sizes]
+    first = next((i for i in range(n) if len(data) == sz[i % len(sz)] and
+                  data == data_bytes(i, len(data))), None)
+    if node != peer or ch != ICS_CH_TEST or first is None:
+        fail("the first message, %d bytes from node %d, is none of data-send's" % (len(data), node))
+        return
+    print("# next: first message %d" % first, flush=True)
+    read_data(fd, peer, n, sizes, first + 1)
+
+
+def read_data(fd, peer, n, sizes, start=0):
+    for i in range(start, n):
         if not wait_readable(fd, 120):
             fail("message %d of %d: nothing within 120 s" % (i, n))
             return
@@ -842,6 +878,7 @@ def main():
     cmds = {"errors": (cmd_errors, 2), "bind": (cmd_bind, 2), "poll": (cmd_poll, 1),
             "fill": (cmd_fill, 1), "queue": (cmd_queue, 3), "data-send": (cmd_data_send, 3),
             "data-recv": (cmd_data_recv, 4), "hold": (cmd_hold, 5),
+            "data-next": (cmd_data_next, 5),
             "batch": (cmd_batch, 1), "flood": (cmd_flood, 4), "stall": (cmd_stall, 5),
             "seqsend": (cmd_seqsend, 4), "slowread": (cmd_slowread, 6),
             "memwriters": (cmd_memwriters, 5), "memcg": (cmd_memcg, 6),

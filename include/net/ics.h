@@ -31,7 +31,9 @@
  *	the handler resumes the channel; then it offers them again, in order,
  *	before anything newer. A sender's message is done only once a handler
  *	took it (or it arrived when no handler was registered: then it is
- *	counted as unclaimed). Messages held from a node stay held when it is
+ *	counted as unclaimed; but for handler_wait_ms after a handler
+ *	unregisters its channel stays paused, and what is held or arrives
+ *	waits for the next handler). Messages held from a node stay held when it is
  *	declared down (it may not have declared us down, and still count on
  *	them): they may be offered after its down event.
  *
@@ -126,8 +128,10 @@ u8 ics_node_id(struct net *net);
  * cannot take then it refuses (-EAGAIN from @rcv), and ics holds it until
  * the channel is resumed. Other channels go on. A message whose first
  * frames went already is finished. Only the channel's registered handler
- * @h may pause it (a call with another is ignored); unregistering resumes
- * it, and the messages held for it are then counted unclaimed. Idempotent;
+ * @h may pause it (a call with another is ignored). Unregistering keeps
+ * the channel paused for handler_wait_ms (unless it is 0): the messages
+ * held wait for the next handler, whose registration resumes it; if none
+ * comes, the channel resumes and they are counted unclaimed. Idempotent;
  * any context.
  */
 void ics_channel_pause(struct net *net, unsigned int channel, struct ics_handler *h,
