@@ -15,10 +15,13 @@
  * taken, so the handler must have room for a window's worth past the point
  * where it pauses (dev.c pauses at half its queue). Other channels go on.
  *
- * The paused channels are one word per instance, in->pause: a generation in
- * the high 16 bits, + 1 at every change, and the channel bits in the low 16,
+ * The paused channels are one word per instance, in->pause, in two halves
+ * of bits: those the handlers paused, and those paused while waiting for
+ * a handler (see below); a channel with either bit is paused. Above them a
+ * generation, + 1 at every change of the paused channels, and all of it
  * changed by cmpxchg so that a mask is never read with another change's
- * generation. Every ACK and every heartbeat carries it. A peer takes a word
+ * generation. Every ACK and every heartbeat carries the generation and
+ * the paused channels (ics_pause_word()). A peer takes a word
  * whose generation is not older than the last one it took (ACKs and
  * heartbeats may pass each other), or any word a second or more after the
  * last it took (ics_flow_take()); a new incarnation starts afresh.
@@ -55,18 +58,19 @@
  * gone_work removes the stand-in and resumes the channel, and the
  * messages go unclaimed, as on a channel that has no handler. All three
  * run under reg_lock; a registration where no stand-in was leaves the
- * pause word alone. A refusal by the stand-in that sees a resume since
- * the offer read the resume count undoes its pause (ics_pause_refused()),
- * so a late one cannot leave the next handler paused (it may undo the
- * pause of ics_handler_left() instead, until the next refusal). For the
- * same reason a pause the next handler makes from its first rcv(), before
- * its registration has resumed the channel, is undone by that resume.
+ * pause word alone. The pause between two handlers has its own bit
+ * (ICS_PAUSE_WAIT): the stand-in's refusals set it, the leaving handler's
+ * own bit is cleared with the same change, and the next registration
+ * clears only it. So a pause the next handler makes in its first rcv(),
+ * before its registration has resumed the channel, stays. A refusal by
+ * the stand-in that sees a resume since the offer read the resume count
+ * undoes its pause (ics_pause_refused()), so a late one cannot leave the
+ * next handler paused.
  */
 #include <linux/export.h>
 
 #include "ics.h"
 
-#define ICS_PAUSE_GEN_ONE	0x10000U	/* + 1 in the generation (high half) */
 #define ICS_PAUSE_RESYNC	HZ	/* only older words for this long: take them */
 
 static void ics_pause_work(struct work_struct *w);
@@ -74,7 +78,7 @@ static void ics_gone_work(struct work_struct *w);
 
 void ics_flow_init(struct ics_net *in)
 {
-	atomic_set(&in->pause, 0);
+	atomic64_set(&in->pause, 0);
 	INIT_WORK(&in->pause_work, ics_pause_work);
 	INIT_DELAYED_WORK(&in->gone_work, ics_gone_work);
 }
@@ -87,53 +91,75 @@ void ics_flow_exit(struct ics_net *in)
 }
 
 /*
- * Set @ch's bit to @pause; true if it changed. The generation, the high
- * half, grows by one (modulo 2^16, in unsigned arithmetic) with every change.
+ * Set the bits @set and clear the bits @clear of the pause word (both of
+ * the two lower halves); true if it changed. The generation grows by one
+ * (modulo 2^16 on the wire) when the paused channels change.
  */
-static bool ics_pause_set(struct ics_net *in, unsigned int ch, bool pause)
+static bool ics_pause_change(struct ics_net *in, u64 set, u64 clear)
 {
-	int old = atomic_read(&in->pause), new;
+	s64 old = atomic64_read(&in->pause);
+	u64 new;
 
 	do {
-		if (!!(old & BIT(ch)) == pause)
+		new = ((u64)old & ~clear) | set;
+		if (new == (u64)old)
 			return false;
-		new = (int)(((u32)old + ICS_PAUSE_GEN_ONE) ^ BIT(ch));
-	} while (!atomic_try_cmpxchg(&in->pause, &old, new));
+		if (ics_pause_mask(new) != ics_pause_mask(old))
+			new += ICS_PAUSE_GEN_ONE;
+	} while (!atomic64_try_cmpxchg(&in->pause, &old, (s64)new));
 	return true;
 }
 
-/*
- * A handler refused a message on @ch: pause the channel on its behalf,
- * unless it was paused already; and if the handler asked to resume since
- * @resumes was read, before the refusal (it has room again, and the held
- * message is offered once more, ics_hold()), resume it again. A resume
- * counts before it clears the bit, and we set the bit before we look at
- * the count: either we see the resume and undo our pause, or the resume
- * comes after our pause and clears it.
- */
-void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool count)
+/* Set @ch's bit in the half @shift (0, or ICS_PAUSE_WAIT) to @pause. */
+static bool ics_pause_set(struct ics_net *in, unsigned int ch, unsigned int shift, bool pause)
 {
-	if (!ics_pause_set(in, ch, true))
+	u64 bit = BIT_ULL(ch + shift);
+
+	return ics_pause_change(in, pause ? bit : 0, pause ? 0 : bit);
+}
+
+/*
+ * Resume @ch's half @shift: the resume counts before it clears the bit
+ * (see ics_pause_refused()); what was held is offered again.
+ */
+static void ics_resume(struct ics_net *in, unsigned int ch, unsigned int shift)
+{
+	atomic_inc(&in->resumes[ch]);
+	smp_mb__after_atomic();	/* the count before the bit */
+	if (ics_pause_set(in, ch, shift, false))
+		queue_work(system_highpri_wq, &in->pause_work);
+}
+
+/*
+ * The handler of @ch refused a message (@waiting: the stand-in did, for
+ * the next one): pause the channel on its behalf, unless it was paused
+ * already; and if a resume came since @resumes was read, before the
+ * refusal (the handler has room again, or the next handler came, and the
+ * held message is offered once more, ics_hold()), resume it again. A
+ * resume counts before it clears the bit, and we set the bit before we
+ * look at the count: either we see the resume and undo our pause, or the
+ * resume comes after our pause and clears it.
+ */
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool waiting)
+{
+	unsigned int shift = waiting ? ICS_PAUSE_WAIT : 0;
+
+	if (!ics_pause_set(in, ch, shift, true))
 		return;
-	if (count)
+	if (!waiting)	/* a reader fell behind; the stand-in's is no such pause */
 		ics_count(in, ICS_STAT_RX_PAUSES);
 	smp_mb__after_atomic();		/* the bit before the count, see above */
 	if (atomic_read(&in->resumes[ch]) != resumes)
-		__ics_channel_pause(in, ch, false);
+		ics_resume(in, ch, shift);
 }
 
+/* The handler of @ch pauses or resumes it. */
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause)
 {
-	if (!pause) {
-		atomic_inc(&in->resumes[ch]);
-		smp_mb__after_atomic();	/* the count before the bit */
-	}
-	if (!ics_pause_set(in, ch, pause))
-		return;
-	if (pause)
+	if (!pause)
+		ics_resume(in, ch, 0);
+	else if (ics_pause_set(in, ch, 0, true))
 		ics_count(in, ICS_STAT_RX_PAUSES);
-	else
-		queue_work(system_highpri_wq, &in->pause_work);
 }
 
 /* Stands in for a handler that left, until the next (see above). */
@@ -162,14 +188,15 @@ void ics_handler_left(struct ics_net *in, unsigned int ch)
 	if (!wait) {
 		RCU_INIT_POINTER(in->handlers[ch], NULL);
 		synchronize_net();
-		__ics_channel_pause(in, ch, false);
+		ics_resume(in, ch, 0);
 		queue_work(system_highpri_wq, &in->pause_work);
 		return;
 	}
 	/* one store: an offer sees the handler, or the stand-in, which refuses */
 	rcu_assign_pointer(in->handlers[ch], &ics_waiting);
 	synchronize_net();
-	ics_pause_set(in, ch, true);
+	/* its pause, if any, is the stand-in's now: the channel stays paused */
+	ics_pause_change(in, BIT_ULL(ch + ICS_PAUSE_WAIT), BIT_ULL(ch));
 	in->gone_until[ch] = (jiffies + wait) ?: 1;
 	queue_delayed_work(system_wq, &in->gone_work, wait);
 }
@@ -188,7 +215,7 @@ void ics_handler_came(struct ics_net *in, unsigned int ch)
 	lockdep_assert_held(&in->reg_lock);
 	in->gone_until[ch] = 0;
 	smp_mb();	/* the handler before the resume: pairs with ics_offer() */
-	__ics_channel_pause(in, ch, false);
+	ics_resume(in, ch, ICS_PAUSE_WAIT);
 	queue_work(system_highpri_wq, &in->pause_work);
 }
 
@@ -219,7 +246,7 @@ static void ics_gone_work(struct work_struct *w)
 		in->gone_until[ch] = 0;
 		RCU_INIT_POINTER(in->handlers[ch], NULL);
 		smp_mb();	/* no handler before the resume: pairs with ics_offer() */
-		__ics_channel_pause(in, ch, false);
+		ics_resume(in, ch, ICS_PAUSE_WAIT);
 		queue_work(system_highpri_wq, &in->pause_work);
 	}
 	if (next)

@@ -183,7 +183,7 @@ struct ics_net {
 	struct blocking_notifier_head notifier;	/* in-kernel event listeners */
 
 	/* flow control (flow.c) */
-	atomic_t pause;			/* pause_gen << 16 | bit per paused channel */
+	atomic64_t pause;		/* gen << 32 | waiting << 16 | paused (flow.c) */
 	atomic_t resumes[ICS_CHANNELS];	/* resume calls per channel (flow.c) */
 	/* tells the peers of a resume, offers held messages again (flow.c) */
 	struct work_struct pause_work;
@@ -738,7 +738,7 @@ static inline void ics_heard(struct ics_peer *p, u64 now)
 void ics_flow_init(struct ics_net *in);
 void ics_flow_exit(struct ics_net *in);
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
-void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool count);
+void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool waiting);
 extern struct ics_handler ics_waiting;
 void ics_handler_left(struct ics_net *in, unsigned int ch);
 void ics_handler_came(struct ics_net *in, unsigned int ch);
@@ -752,10 +752,25 @@ static inline bool ics_handler_present(struct ics_net *in, unsigned int ch)
 	return h && h != &ics_waiting;
 }
 
-/* The paused channels now, pause_gen << 16 | mask. */
+/*
+ * in->pause: the generation from bit 32, the channels paused while waiting
+ * for a handler from bit ICS_PAUSE_WAIT, those their handlers paused from 0.
+ */
+#define ICS_PAUSE_WAIT		16
+#define ICS_PAUSE_GEN_ONE	BIT_ULL(32)
+
+/* The paused channels of in->pause's value @v. */
+static inline u16 ics_pause_mask(u64 v)
+{
+	return (u16)(v | v >> ICS_PAUSE_WAIT);
+}
+
+/* The paused channels now, as the wire has them: gen << 16 | mask. */
 static inline u32 ics_pause_word(struct ics_net *in)
 {
-	return (u32)atomic_read(&in->pause);
+	u64 v = atomic64_read(&in->pause);
+
+	return (u32)(v >> 32) << 16 | ics_pause_mask(v);
 }
 
 /* A pause word as an ACK or a heartbeat carries it. */

@@ -145,7 +145,7 @@ int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
 		return 0;
 	}
 	if (h == &ics_waiting) {
-		ics_pause_refused(in, channel, resumes, false);
+		ics_pause_refused(in, channel, resumes, true);
 		return -EAGAIN;
 	}
 	ret = h->rcv(h, in->net, p->node_id, channel, skb);
@@ -153,7 +153,7 @@ int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb)
 		return 0;
 	WARN_ONCE(ret != -EAGAIN, "ics: channel %u handler returned %d\n", channel, ret);
 	/* A refusal pauses the channel, unless the handler resumed since. */
-	ics_pause_refused(in, channel, resumes, true);
+	ics_pause_refused(in, channel, resumes, false);
 	return -EAGAIN;
 }
 
