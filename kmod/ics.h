@@ -329,6 +329,9 @@ struct ics_link {
 	u32 rx_sess, rcv_nxt;
 	u32 rx_refuse;			/* a session whose state we dropped: RESET it */
 	u32 rx_unacked;			/* in-order frames not yet acknowledged */
+	/* frames that brought nothing since the last that did (link_rx.c) */
+	u32 oow_run;
+	unsigned long oow_acked;	/* jiffies: the last ACK such a frame drew */
 	u32 rx_last_msg[ICS_CHANNELS];	/* last message delivered per channel */
 	u16 rx_last_valid;		/* bit per channel */
 	/* the two above as they were when the session was joined */

@@ -5,7 +5,9 @@
  * ahead of a gap waits in the out-of-order queue (at most ICS_RX_WINDOW
  * frames past rcv_nxt), one already taken is a duplicate. Out-of-order and
  * duplicate arrivals are acknowledged at once, with the SACK map, so that
- * the sender repairs the gap without waiting for its timer; in-order data is
+ * the sender repairs the gap without waiting for its timer (a run of
+ * frames that bring nothing, duplicates or past the window, only now and
+ * then: ics_oow_ack()); in-order data is
  * acknowledged every ICS_ACK_EVERY frames, by any frame going back, or by
  * the delayed-ack timer; and at once when our paused channels changed since
  * the last ACK (flow.c), which every ACK reports.
@@ -39,6 +41,26 @@
 
 #define ICS_ACK_EVERY	4
 #define ICS_SESS_RESYNC	HZ	/* our session idle this long: older ones may come back */
+#define ICS_OOW_ACK_GAP	(HZ / 10)
+
+/*
+ * A frame that brings nothing new (a duplicate, or past the window) is
+ * answered at once: the sender may have lost our last ACK, and resends
+ * until it has one. But without a key anyone can send such frames, and an
+ * ACK may be larger than the frame: so of a run of them, with nothing
+ * taken in between, only the 1st, 2nd, 4th, 8th... draw an ACK, and any
+ * at least ICS_OOW_ACK_GAP after the last that did (as TCP rate-limits
+ * its answers to out-of-window segments). Under @l's peer's lock.
+ */
+static bool ics_oow_ack(struct ics_link *l)
+{
+	u32 n = ++l->oow_run;
+
+	if (!is_power_of_2(n) && time_before(jiffies, l->oow_acked + ICS_OOW_ACK_GAP))
+		return false;
+	l->oow_acked = jiffies;
+	return true;
+}
 
 /*
  * Forget the peer's session: partial messages and held frames go. The ids of
@@ -54,6 +76,7 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	l->rx_sess = 0;
 	l->rcv_nxt = 0;
 	l->rx_unacked = 0;
+	l->oow_run = 0;
 	if (restart) {
 		/* a new incarnation's msg_ids start over: the old ones' held go */
 		ics_link_held_purge(p);
@@ -344,21 +367,22 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 	if (ics_before(seq, l->rcv_nxt)) {
 		l->duplicates++;
 		ics_count(in, ICS_STAT_RX_DUP_FRAMES);
-		ack_now = true;
+		ack_now = ics_oow_ack(l);
 		goto drop;
 	}
 	if (seq - l->rcv_nxt >= ICS_RX_WINDOW) {
 		ics_count(in, ICS_STAT_RX_OVER_WINDOW);
-		ack_now = true;
+		ack_now = ics_oow_ack(l);
 		goto drop;
 	}
 	if (seq != l->rcv_nxt) {
 		if (!ics_ooo_insert(&l->ooo, skb)) {
 			l->duplicates++;
 			ics_count(in, ICS_STAT_RX_DUP_FRAMES);
-			ack_now = true;
+			ack_now = ics_oow_ack(l);
 			goto drop;
 		}
+		l->oow_run = 0;
 		l->out_of_order++;
 		ics_count(in, ICS_STAT_RX_OOO_FRAMES);
 		spin_unlock(&p->lock);
@@ -373,6 +397,7 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 	}
 	l->rcv_nxt++;
 	l->rx_unacked++;
+	l->oow_run = 0;
 	l->rx_progress = jiffies;
 	l->rx_stale_sess = 0;
 	l->rx_resync = false;

@@ -19,6 +19,12 @@ what the member sends back (only_ics.sh).
       One DATA frame numbered SEQ (message id SEQ) on channel TEST: an
       ECHO for ics_test (include/uapi/linux/ics.h, part 5) asking for a
       64-byte answer; then listen as sweep does. Prints the same JSON.
+  ics_only.py dups IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION DST_INC SEQ
+      One DATA frame numbered SEQ (message id SEQ) on channel TEST, then
+      1000 copies of it and 1000 frames numbered 1000 past it, beyond
+      any receive window: frames that bring the member nothing; then
+      listen as sweep does. Prints the same JSON, with "span": seconds
+      from the first copy sent to the end of listening.
 
 INCARNATION is ours, in every frame's incarnation; DST_INC the member's
 (icstat show), in every frame's dst_inc: the member drops a frame made
@@ -160,12 +166,28 @@ def echo(m, seq):
     m.report(next_seq=seq + 1)
 
 
+def dups(m, seq):
+    msg = bytes(64)
+    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+    m.listen()		# its delayed ACK, before the run
+    m.back.clear()
+    m.sent = m.sent_bytes = m.back_bytes = 0
+    t0 = time.monotonic()
+    for _ in range(1000):
+        m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+    for k in range(1000):
+        m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq + 1000, seq + 1000 + k))
+    m.listen()
+    m.report(next_seq=seq + 1, span=time.monotonic() - t0)
+
+
 def main():
-    if len(sys.argv) != 9 or sys.argv[1] not in ("sweep", "echo"):
+    cmds = {"sweep": sweep, "echo": echo, "dups": dups}
+    if len(sys.argv) != 9 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     m = Member(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
                int(sys.argv[6], 0), int(sys.argv[7], 0))
-    (sweep if sys.argv[1] == "sweep" else echo)(m, int(sys.argv[8]))
+    cmds[sys.argv[1]](m, int(sys.argv[8]))
 
 
 if __name__ == "__main__":

@@ -86,6 +86,37 @@ elif sum(j["back"].values()) > j["sent"] or j["back_bytes"] > j["sent_bytes"]:
 	assert_eq "node 2 at node 1" true "$(node_get "$NS_A" 2 reachable)"
 }
 
+# dup_acks: 1000 copies of a frame node 1 took, and 1000 frames past its
+# receive window, bring it nothing; they draw ACKs only at the 1st, 2nd,
+# 4th... of the run and once per 100 ms (ICS_OOW_ACK_GAP), so fewer
+# bytes than came in. Every frame sent before drew one.
+dup_acks()
+{
+	local out=$ICS_TMP/dups.json d0 w0 r
+	d0=$(stat_get "$NS_A" rx_dup_frames) && w0=$(stat_get "$NS_A" rx_over_window) || return 1
+	in_ns "$NS_B" python3 "$ONLY" dups veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
+		{ fail "ics_only.py dups: $(cat "$out")"; return 1; }
+	info "dups: $(cat "$out")"
+	SEQ=$(jget 'j["next_seq"]' < "$out")
+	assert_eq "node 1 rx_dup_frames" $((d0 + 1000)) "$(stat_get "$NS_A" rx_dup_frames)" ||
+		return 1
+	assert_eq "node 1 rx_over_window" $((w0 + 1000)) "$(stat_get "$NS_A" rx_over_window)" ||
+		return 1
+	r=$(python3 -c '
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+acks = j["back"].get("3", 0)
+# powers of two up to 2000, one per 100 ms of the run, one for a run
+# straddling a tick
+most = 11 + math.ceil(j["span"] / 0.1) + 1
+if not 1 <= acks <= most:
+    print("node 1 sent %d ACKs for 2000 frames that brought nothing in %.1f s: want 1..%d"
+          % (acks, j["span"], most))
+elif j["back_bytes"] > j["sent_bytes"]:
+    print("node 1 sent %d bytes for %d" % (j["back_bytes"], j["sent_bytes"]))' "$out")
+	[ -z "$r" ] || fail "$r"
+}
+
 # The test service loaded registers nothing until it is attached.
 test_loaded_idle()
 {
@@ -112,6 +143,8 @@ test_attached_answers()
 step_add setup
 case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, RESET" \
 	sweep_only_acks
+case_add "duplicates and frames past the window: ACKs at the 1st, 2nd, 4th... and 10/s, fewer bytes" \
+	dup_acks
 case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
 case_once "teardown: netns, module, kernel log" ics_teardown_check
