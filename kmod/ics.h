@@ -431,6 +431,7 @@ struct ics_peer {
 	u64 since_ns;			/* last state change */
 	u64 hb_rx_ns;			/* its last heartbeat taken */
 	u64 reply_ns;			/* our last answer to it */
+	u64 quick_ns;			/* our last answer at once to a claim's challenge */
 	u64 hb_rx, hb_missed;
 	u64 conflicts;			/* frames of another MAC claiming its id */
 	u8 conflict_addr[ETH_ALEN];

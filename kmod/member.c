@@ -497,13 +497,19 @@ void ics_hello_rcv(struct ics_bind *b, struct ics_peer *p, const u8 *src, u64 sa
 		 * Not confirmed: challenge it with a heartbeat of ours, from
 		 * now. Rate-limited; but its own first challenge is answered at
 		 * once (claims made at the same time on both sides would wait
-		 * for the next beat), once per claim: no ping-pong.
+		 * for the next beat), once per claim: no ping-pong; and once
+		 * per gap for the node id, as a claim is new at each MAC or
+		 * incarnation, which a forger may change at every frame.
 		 */
+		bool quick = (flags & ICS_HF_REPLY) && !p->claim_answered &&
+			     (s64)(now - p->quick_ns) >= (s64)gap;
+
 		if (!(flags & ICS_HF_LEAVING) &&
-		    ((s64)(now - p->reply_ns) >= (s64)gap ||
-		     ((flags & ICS_HF_REPLY) && !p->claim_answered))) {
-			if (flags & ICS_HF_REPLY)
+		    ((s64)(now - p->reply_ns) >= (s64)gap || quick)) {
+			if (flags & ICS_HF_REPLY) {
 				p->claim_answered = true;
+				p->quick_ns = now;
+			}
 			p->echo_ts_us = ntohl(h.ts_us);
 			p->echo_nonce = ntohl(h.nonce);
 			p->echo_rx_ns = now;

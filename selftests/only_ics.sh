@@ -117,6 +117,28 @@ elif j["back_bytes"] > j["sent_bytes"]:
 	[ -z "$r" ] || fail "$r"
 }
 
+# claim_answers: 1000 heartbeats for node 3 that ask for an answer at
+# once (ICS_HF_REPLY), alternately from two MACs of nobody's, so that each
+# is a new claim. Node 1 answers a claim's challenge at once only once
+# per quarter interval of the node id (250 ms here), besides its regular
+# answers at that rate: at most two answers per 250 ms, not one per frame.
+claim_answers()
+{
+	local h0 u0 t0 t1 n most
+	h0=$(stat_get "$NS_A" hello_tx) && u0=$(stat_get "$NS_A" rx_unconfirmed) || return 1
+	t0=$(date +%s%N)
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A -s 02:00:00:00:00:34 --alt-src 02:00:00:00:00:33 \
+		--src-node 3 --dst-node 1 --dst-inc "$INC_A" --hello --hello-flags 1 -c 1000 || return 1
+	wait_eq 30 $((u0 + 1000)) "node 1 rx_unconfirmed: every claim taken" \
+		stat_get "$NS_A" rx_unconfirmed || return 1
+	t1=$(date +%s%N)
+	n=$(( $(stat_get "$NS_A" hello_tx) - h0 ))
+	most=$(( 2 * ((t1 - t0) / 250000000 + 1) ))
+	info "node 1 answered $n of 1000 claims in $(( (t1 - t0) / 1000000 )) ms"
+	[ "$n" -ge 1 ] && [ "$n" -le "$most" ] ||
+		fail "node 1 answered $n of 1000 claims for node 3: want 1..$most"
+}
+
 # The test service loaded registers nothing until it is attached.
 test_loaded_idle()
 {
@@ -145,6 +167,8 @@ case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, 
 	sweep_only_acks
 case_add "duplicates and frames past the window: ACKs at the 1st, 2nd, 4th... and 10/s, fewer bytes" \
 	dup_acks
+case_add "a claim per frame for one node id: its challenges answered at most twice per 250 ms" \
+	claim_answers
 case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
 case_once "teardown: netns, module, kernel log" ics_teardown_check
