@@ -408,6 +408,23 @@ reader_left_run()
 	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
 }
 
+# reload PARAMS...: ics.ko and the test service loaded again with PARAMS
+# (and the long heartbeat), both nodes bound, the test service attached
+# nowhere.
+reload()
+{
+	ics_unload && ics_load heartbeat_ms=$ICS_HB_LONG "$@" && pair_bind
+}
+
+# With handler_wait_ms=0 a channel does not wait for a next handler: what
+# the reader had not taken is offered to nobody at once, and counted
+# unclaimed, each message once.
+reader_left_nowait()
+{
+	assert_eq "handler_wait_ms" 0 "$(cat $PARAMS/handler_wait_ms)" || return 1
+	reader_left 0 close
+}
+
 reader_left()
 {
 	local rc=0
@@ -775,6 +792,10 @@ case_add "a synchronous write stopped and continued: EINPROGRESS, its message de
 	sync_wait 0 EINPROGRESS
 case_add "a synchronous write past its send timeout: EINPROGRESS, its message delivered once" \
 	sync_wait 300 EINPROGRESS
+step_add reload handler_wait_ms=0
+case_add "handler_wait_ms=0: a stopped reader exits: the rest is unclaimed at once, once" \
+	reader_left_nowait
+step_add reload
 step_add tsvc_attach "$NS_B" TEST
 case_add "icsperf lat against node 2's test service: counts equal the kernel's and its answers" \
 	perf_kernel_peer
