@@ -90,6 +90,8 @@ import time
 
 ICS_CH_TEST, ICS_CH_CFS = 14, 3
 ICS_MSG_MAX = 16 << 20
+# waits for a whole exchange to end, longer on a slow kernel (lib.sh's ICS_SCALE)
+LONG = 120 * int(os.environ.get("ICS_TIMEOUT_SCALE") or 1)
 F_SYNC = 8
 # Write flags that asked ics.ko's own test service for an echo (ECHO,
 # ECHO_LEN) or a sink (SINK); that service is gone and they are refused.
@@ -538,7 +540,7 @@ def cmd_flood(peer, ch, out, go):
         f.write("%d\n" % n)
     os.rename(out + ".tmp", out)
     print("# channel %d: %d messages of %d B queued before EAGAIN" % (ch, n, FLOOD), flush=True)
-    end = time.monotonic() + 300
+    end = time.monotonic() + 2.5 * LONG
     while not os.path.exists(go):
         if os.path.exists(out + ".top") and not os.path.exists(out + ".topped"):
             n = flood_fill(fd, peer, ch, n)
@@ -550,14 +552,14 @@ def cmd_flood(peer, ch, out, go):
             print("# channel %d: %d messages in all, topped up while paused" % (ch, n),
                   flush=True)
         if time.monotonic() > end:
-            fail("%s did not appear within 300 s" % go)
+            fail("%s did not appear within %d s" % (go, 2.5 * LONG))
             return
         time.sleep(0.05)
-    end = time.monotonic() + 120
+    end = time.monotonic() + LONG
     while stats(fd)["tx_done"] < n:
         if time.monotonic() > end:
-            fail("channel %d: %d of %d messages acknowledged within 120 s" %
-                 (ch, stats(fd)["tx_done"], n))
+            fail("channel %d: %d of %d messages acknowledged within %d s" %
+                 (ch, stats(fd)["tx_done"], n, LONG))
             return
         time.sleep(0.05)
 
@@ -579,9 +581,9 @@ def cmd_stall(peer, ch, rcvbuf, mark, go):
     n, others = go[0], sum(go[1:])
     i = k = 0
     while i < n or k < others:
-        if not wait_readable(fd, 120):
+        if not wait_readable(fd, LONG):
             fail("channel %d: %d of %d messages from node %d and %d of %d from others "
-                 "within 120 s" % (ch, i, n, peer, k, others))
+                 "within %d s" % (ch, i, n, peer, k, others, LONG))
             return
         ln, node, c, data = recv(fd)
         if node != peer and c == ch and k < others:
@@ -798,8 +800,8 @@ def cmd_sink(ch, rcvbuf, mark, go):
     if go is None:
         return
     for i in range(go[0]):
-        if not wait_readable(fd, 120):
-            fail("channel %d: message %d of %d: nothing within 120 s" % (ch, i, go[0]))
+        if not wait_readable(fd, LONG):
+            fail("channel %d: message %d of %d: nothing within %d s" % (ch, i, go[0], LONG))
             return
         recv(fd)
 
@@ -845,8 +847,8 @@ def cmd_data_next(peer, n, sizes, mark, go):
         return
     bind(fd, ICS_CH_TEST)
     fcntl.ioctl(fd, IOC_SET_RCVBUF, struct.pack("=I", 64 << 20))
-    if not wait_readable(fd, 120):
-        fail("no message within 120 s")
+    if not wait_readable(fd, LONG):
+        fail("no message within %d s" % LONG)
         return
     ln, node, ch, data = recv(fd)
     sz = SIZE_SETS[sizes]
@@ -861,8 +863,8 @@ def cmd_data_next(peer, n, sizes, mark, go):
 
 def read_data(fd, peer, n, sizes, start=0):
     for i in range(start, n):
-        if not wait_readable(fd, 120):
-            fail("message %d of %d: nothing within 120 s" % (i, n))
+        if not wait_readable(fd, LONG):
+            fail("message %d of %d: nothing within %d s" % (i, n, LONG))
             return
         ln, node, ch, data = recv(fd)
         want = data_bytes(i, SIZE_SETS[sizes][i % len(SIZE_SETS[sizes])])
