@@ -34,9 +34,14 @@ PARAMS=/sys/module/ics/parameters
 
 dev_in() { local ns=$1; shift; in_ns "$ns" $DEV "$@"; }
 
+# handler_wait_ms: the default, scaled on a slow kernel, where a next
+# reader takes longer to bind
+WAIT_MS=$((3000 * ICS_SCALE))
+
 setup()
 {
-	pair_setup && [ -c /dev/ics ] || { fail "/dev/ics missing after loading ics"; return 1; }
+	pair_setup heartbeat_ms=$ICS_HB_LONG handler_wait_ms=$WAIT_MS && [ -c /dev/ics ] ||
+		{ fail "/dev/ics missing after loading ics"; return 1; }
 }
 
 # tsvc_mark CH: note node 2's test-service counters on channel CH;
@@ -393,7 +398,12 @@ reader_left_run()
 	hold_close "$2" || return 1
 	if [ "$next" = 1 ]; then
 		touch "$d/go"
-		wait "$np" || { cat "$d/next.out"; fail "the next reader"; return 1; }
+		wait "$np" || {
+			cat "$d/next.out"
+			echo "# node 2 TEST unclaimed grew by $(( $(chan_get "$NS_B" TEST rx_unclaimed) - u0 ))"
+			fail "the next reader"
+			return 1
+		}
 		first=$(sed -n 's/^# next: first message \([0-9]*\)$/\1/p' "$d/next.out")
 		echo "# the next reader's first message: $first"
 		assert_eq "the next reader's first message: the first one the closed reader had not taken" \
@@ -408,12 +418,13 @@ reader_left_run()
 	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
 }
 
-# reload PARAMS...: ics.ko and the test service loaded again with PARAMS
-# (and the long heartbeat), both nodes bound, the test service attached
-# nowhere.
+# reload [PARAMS...]: ics.ko and the test service loaded again with PARAMS
+# (default: WAIT_MS) and the long heartbeat, both nodes bound, the test
+# service attached nowhere.
 reload()
 {
-	ics_unload && ics_load heartbeat_ms=$ICS_HB_LONG "$@" && pair_bind
+	ics_unload && ics_load heartbeat_ms=$ICS_HB_LONG "${@:-handler_wait_ms=$WAIT_MS}" &&
+		pair_bind
 }
 
 # With handler_wait_ms=0 a channel does not wait for a next handler: what
