@@ -62,7 +62,9 @@
  * (ICS_PAUSE_WAIT): the stand-in's refusals set it, the leaving handler's
  * own bit is cleared with the same change, and the next registration
  * clears only it. So a pause the next handler makes in its first rcv(),
- * before its registration has resumed the channel, stays. A refusal by
+ * before its registration has resumed the channel, stays (a refusal there
+ * may be undone once by that resume, as below, and its message is offered
+ * again). A refusal by
  * the stand-in that sees a resume since the offer read the resume count
  * undoes its pause (ics_pause_refused()), so a late one cannot leave the
  * next handler paused.
