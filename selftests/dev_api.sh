@@ -415,6 +415,9 @@ reader_left_run()
 			chan_get "$NS_B" TEST rx_unclaimed || return 1
 	fi
 	wait_eq 60 0 "messages queued to node 2" link_get "$NS_A" 2 queued_msgs || return 1
+	# none counted twice after all
+	[ "$next" = 1 ] || assert_eq "node 2 TEST unclaimed, the sender's queue empty" \
+		$((u0 + n - HELD_K)) "$(chan_get "$NS_B" TEST rx_unclaimed)" || return 1
 	wait_eq 30 0 "channels node 2 paused" link_get "$NS_A" 2 peer_paused
 }
 

@@ -23,8 +23,10 @@ what the member sends back (only_ics.sh).
       One DATA frame numbered SEQ (message id SEQ) on channel TEST, then
       1000 copies of it and 1000 frames numbered 1000 past it, beyond
       any receive window: frames that bring the member nothing; then
-      listen as sweep does. Prints the same JSON, with "span": seconds
-      from the first copy sent to the end of listening.
+      listen as sweep does; then one more copy, and listen again. Prints
+      the same JSON (that copy included), with "span": seconds from the
+      first copy sent to the end of the first listening, and "after":
+      the ACKs the last copy drew.
 
 INCARNATION is ours, in every frame's incarnation; DST_INC the member's
 (icstat show), in every frame's dst_inc: the member drops a frame made
@@ -178,7 +180,12 @@ def dups(m, seq):
     for k in range(1000):
         m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq + 1000, seq + 1000 + k))
     m.listen()
-    m.report(next_seq=seq + 1, span=time.monotonic() - t0)
+    span = time.monotonic() - t0
+    # a second after the last ACK (listen), one more copy: answered
+    acks = m.back.get(FT_ACK, 0)
+    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+    m.listen()
+    m.report(next_seq=seq + 1, span=span, after=m.back.get(FT_ACK, 0) - acks)
 
 
 def main():
