@@ -650,6 +650,7 @@ void ics_reset_send(struct ics_bind *b, u8 node, const u8 *addr, u32 dst_inc, u3
 
 /* link_tx.c: the send side of a link */
 u32 ics_window(const struct ics_peer *p);
+u32 ics_rto_max(void);
 void ics_link_init(struct ics_peer *p);
 int ics_link_send(struct ics_net *in, u8 node, u8 channel, const void *data,
 		  u32 len, const struct ics_send_args *args, gfp_t gfp);

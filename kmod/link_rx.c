@@ -41,7 +41,7 @@
 
 #define ICS_ACK_EVERY	4
 #define ICS_SESS_RESYNC	HZ	/* our session idle this long: older ones may come back */
-#define ICS_OOW_ACK_GAP	(HZ / 10)
+#define ICS_OOW_ACK_GAP	(HZ / 10)	/* ics_oow_ack(), at most */
 
 /*
  * A frame that brings nothing new (a duplicate, or past the window) is
@@ -50,13 +50,18 @@
  * ACK may be larger than the frame: so of a run of them, with nothing
  * taken in between, only the 1st, 2nd, 4th, 8th... draw an ACK, and any
  * at least ICS_OOW_ACK_GAP after the last that did (as TCP rate-limits
- * its answers to out-of-window segments). Under @l's peer's lock.
+ * its answers to out-of-window segments); or half the longest RTO, if
+ * that is shorter (a short link_timeout_ms, which members share): a
+ * sender whose timer has backed off to it then has an answer every
+ * round. Under @l's peer's lock.
  */
 static bool ics_oow_ack(struct ics_link *l)
 {
+	unsigned long gap = msecs_to_jiffies(ics_rto_max() / 2);
 	u32 n = ++l->oow_run;
 
-	if (!is_power_of_2(n) && time_before(jiffies, l->oow_acked + ICS_OOW_ACK_GAP))
+	gap = min_t(unsigned long, gap, ICS_OOW_ACK_GAP);
+	if (!is_power_of_2(n) && time_before(jiffies, l->oow_acked + gap))
 		return false;
 	l->oow_acked = jiffies;
 	return true;

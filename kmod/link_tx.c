@@ -104,7 +104,8 @@ static u32 ics_prio_tc(u8 level)
 	return level <= 4 ? TC_PRIO_BESTEFFORT : TC_PRIO_BULK;
 }
 
-static u32 ics_rto_max(void)
+/* The longest retransmission timeout, in ms: backoff stops there. */
+u32 ics_rto_max(void)
 {
 	return clamp_t(u32, ics_link_timeout_ms / 4, ICS_RTO_MIN_MS, ICS_RTO_MAX_MS);
 }

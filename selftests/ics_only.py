@@ -27,6 +27,15 @@ what the member sends back (only_ics.sh).
       the same JSON (that copy included), with "span": seconds from the
       first copy sent to the end of the first listening, and "after":
       the ACKs the last copy drew.
+  ics_only.py paced IFNAME DST_MAC SRC_NODE DST_NODE INCARNATION DST_INC SEQ
+      One DATA frame numbered SEQ (message id SEQ) on channel TEST, then
+      PACED_COPIES copies of it (default 40), one every PACED_MS ms
+      (default 40), as a sender resending on a short timer does; listen
+      as sweep does; then 64 more copies back to back, and listen again.
+      Prints the same JSON, counting from the first copy, with "copies",
+      "acks": the ACKs the paced copies drew, "burst": 64, "burst_acks":
+      the ACKs the others drew, and "burst_span": seconds their sending
+      took.
 
 INCARNATION is ours, in every frame's incarnation; DST_INC the member's
 (icstat show), in every frame's dst_inc: the member drops a frame made
@@ -52,6 +61,7 @@ FT_DATA, FT_HELLO, FT_ACK, FT_RESET = 1, 2, 3, 4
 CH_TEST, CH_CNX = 14, 15
 SESS = 0x1c5c0001
 PACKET_OUTGOING = 4
+BURST = 64		# paced's copies back to back
 
 
 def uapi(name):
@@ -188,8 +198,34 @@ def dups(m, seq):
     m.report(next_seq=seq + 1, span=span, after=m.back.get(FT_ACK, 0) - acks)
 
 
+def paced(m, seq):
+    msg = bytes(64)
+    copies = int(os.environ.get("PACED_COPIES") or 40)
+    gap = float(os.environ.get("PACED_MS") or 40) / 1000
+    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+    m.listen()		# its delayed ACK, before the copies
+    m.back.clear()
+    m.sent = m.sent_bytes = m.back_bytes = 0
+    copy = m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq)
+    for _ in range(copies):
+        m.send(copy)
+        end = time.monotonic() + gap
+        while time.monotonic() < end:
+            m.take(max(0, end - time.monotonic()))
+    m.listen()
+    acks = m.back.get(FT_ACK, 0)
+    # the same run goes on, back to back
+    t0 = time.monotonic()
+    for _ in range(BURST):
+        m.send(copy)
+    span = time.monotonic() - t0
+    m.listen()
+    m.report(next_seq=seq + 1, copies=copies, acks=acks, burst=BURST,
+             burst_acks=m.back.get(FT_ACK, 0) - acks, burst_span=span)
+
+
 def main():
-    cmds = {"sweep": sweep, "echo": echo, "dups": dups}
+    cmds = {"sweep": sweep, "echo": echo, "dups": dups, "paced": paced}
     if len(sys.argv) != 9 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     m = Member(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),

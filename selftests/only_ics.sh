@@ -27,8 +27,13 @@ ics_init ics_inject
 
 setup()
 {
+	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add && node2_join
+}
+
+# node 1 bound, and ics_inject admitted as node 2
+node2_join()
+{
 	local h
-	ics_load heartbeat_ms=$ICS_HB_LONG && pair_add || return 1
 	ics_bind "$NS_A" veth0 1 || return 1
 	INC_A=$(ics_incarnation "$NS_A") || return 1
 	# node 2 is ics_inject, answering node 1's challenge (design.rst, Admission)
@@ -88,7 +93,7 @@ elif sum(j["back"].values()) > j["sent"] or j["back_bytes"] > j["sent_bytes"]:
 
 # dup_acks: 1000 copies of a frame node 1 took, and 1000 frames past its
 # receive window, bring it nothing; they draw ACKs only at the 1st, 2nd,
-# 4th... of the run and once per 100 ms (ICS_OOW_ACK_GAP), so fewer
+# 4th... of the run and once per 100 ms (ics_oow_ack()), so fewer
 # bytes than came in (the old code answered every one). A copy sent a
 # second after the run still draws its ACK: a sender that lost ours is
 # answered.
@@ -143,6 +148,45 @@ claim_answers()
 		fail "node 1 answered $n of 1000 claims for node 3: want 1..$most"
 }
 
+# paced_acks: with link_timeout_ms=80 a sender's retransmission timeout
+# backs off to 20 ms (a quarter of it), and a sender that lost our ACK
+# resends that often; answering its copies only 100 ms apart would leave
+# most unanswered, on a link that fails at 80 ms without progress. The
+# gap between answers to a run is then half that
+# longest timeout (10 ms): copies 40 ms apart each draw an ACK (the old
+# fixed 100 ms answered 16 of 40). The limit still holds: 64 more copies
+# back to back draw at most the powers of two of the run among them, one
+# per 10 ms of their sending, and one for a run straddling a tick.
+# The module stays loaded with link_timeout_ms=80 and without ics_test:
+# a case added after this one reloads it.
+paced_acks()
+{
+	local out=$ICS_TMP/paced.json r
+	ics_unload && ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=80 && node2_join ||
+		return 1
+	SEQ=1		# node 1 starts over: a session from its start
+	in_ns "$NS_B" python3 "$ONLY" paced veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
+		{ fail "ics_only.py paced: $(cat "$out")"; return 1; }
+	info "paced: $(cat "$out")"
+	SEQ=$(jget 'j["next_seq"]' < "$out")
+	r=$(python3 -c '
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+c, b = j["copies"], j["burst"]
+pow2 = sum(1 for n in range(c + 1, c + b + 1) if n & (n - 1) == 0)
+most = pow2 + math.ceil(j["burst_span"] / 0.010) + 1
+# a copy may reach node 1 within 10 ms of the last if the guest stalls
+if c != 40 or j["sent"] != c + b:
+    print("ics_only.py sent %d frames, %d copies 40 ms apart: want 40 + %d" % (j["sent"], c, b))
+elif not 36 <= j["acks"] <= 40:
+    print("node 1 answered %d of 40 copies 40 ms apart (link_timeout_ms=80): want 36..40"
+          % j["acks"])
+elif not 1 <= j["burst_acks"] <= most:
+    print("node 1 answered %d of %d copies sent back to back in %.3f s: want 1..%d"
+          % (j["burst_acks"], b, j["burst_span"], most))' "$out")
+	[ -z "$r" ] || fail "$r"
+}
+
 # The test service loaded registers nothing until it is attached.
 test_loaded_idle()
 {
@@ -175,5 +219,6 @@ case_add "a claim per frame for one node id: its challenges answered at most onc
 	claim_answers
 case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
+case_add "link_timeout_ms=80: copies 40 ms apart each draw an ACK, back to back few do" paced_acks
 case_once "teardown: netns, module, kernel log" ics_teardown_check
 cases_run
