@@ -91,7 +91,8 @@ import time
 ICS_CH_TEST, ICS_CH_CFS = 14, 3
 ICS_MSG_MAX = 16 << 20
 # waits for a whole exchange to end, longer on a slow kernel (lib.sh's ICS_SCALE)
-LONG = 120 * int(os.environ.get("ICS_TIMEOUT_SCALE") or 1)
+SCALE = int(os.environ.get("ICS_TIMEOUT_SCALE") or 1)
+LONG = 120 * SCALE
 F_SYNC = 8
 # Write flags that asked ics.ko's own test service for an echo (ECHO,
 # ECHO_LEN) or a sink (SINK); that service is gone and they are refused.
@@ -371,7 +372,7 @@ def cmd_batch(peer):
     ask = Asker(fd, peer)
     for n in sizes:
         ask.send(16, "echo", n)
-    deadline = time.time() + 30
+    deadline = time.time() + 30 * SCALE
     while stats(fd)["rx_queued"] < len(sizes) and time.time() < deadline:
         time.sleep(0.05)
     if stats(fd)["rx_queued"] != len(sizes):
@@ -420,7 +421,7 @@ def cmd_queue(peer, n, mark):
     ask = Asker(fd, peer)
     for i in range(n):
         ask.send(16, "echo", 1000 + i)
-    deadline = time.time() + 30
+    deadline = time.time() + 30 * SCALE
     while stats(fd)["rx_queued"] < n and time.time() < deadline:
         time.sleep(0.05)
     if stats(fd)["rx_queued"] != n:
@@ -502,8 +503,9 @@ def cmd_hold(peer, n, sizes, rcvbuf, mark):
 FLOOD = 65536
 
 
-def wait_file(path, secs=300):
+def wait_file(path, secs=None):
     """The numbers in PATH once it appears (written whole, then renamed)."""
+    secs = secs or 2.5 * LONG
     end = time.monotonic() + secs
     while not os.path.exists(path):
         if time.monotonic() > end:
@@ -632,7 +634,7 @@ def cmd_seqsend(peer, ch, n, out):
     bind(fd, ch)
     for i in range(n):
         send(fd, peer, seq_message(i), 0, ch)
-    s = wait_sent(fd, n, 300)
+    s = wait_sent(fd, n, 2.5 * LONG)
     write_json(out, {"sent": s["tx_msgs"], "done": s["tx_done"], "failed": s["tx_failed"],
                      "last_error": s["last_error"]})
 
@@ -658,7 +660,7 @@ def cmd_slowread(ch, rcvbuf, delay_ms, out, mark, go):
         # GO comes when the senders are done, perhaps after the last read
         if not wait_readable(fd, 1):
             idle += 1
-            if idle >= (300 if want is None else 30):
+            if idle >= (300 if want is None else 30) * SCALE:
                 bad.append("nothing more after %d messages (%s done)" % (total, want))
                 break
             continue
