@@ -16,8 +16,8 @@
 #   (re-created per cycle and deleted while bound)
 #
 # Cases:
-#   1. 20 x insmod / rmmod without parameters (instance "unused")
-#   2. 20 x insmod ifname=icsl0 node_id=1 / rmmod (instance bound at load)
+#   1. 10 x insmod / rmmod without parameters (instance "unused")
+#   2. 10 x insmod ifname=icsl0 node_id=1 / rmmod (instance bound at load)
 #   3. 5 x load bound, bind the peer, the test service's traffic both ways
 #      (icsctl send --wait), rmmod ics_test, then /dev/ics traffic both
 #      ways and at once rmmod ics while both instances are bound and
@@ -30,7 +30,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-CYCLES=${ICS_LOAD_CYCLES:-20}
+CYCLES=${ICS_LOAD_CYCLES:-10}
 CYCLES_TRAFFIC=${ICS_LOAD_CYCLES_TRAFFIC:-5}
 NS_B=$ICS_PFX-b
 NS_X=$ICS_PFX-x
