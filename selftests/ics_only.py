@@ -178,35 +178,37 @@ def echo(m, seq):
     m.report(next_seq=seq + 1)
 
 
-def dups(m, seq):
-    msg = bytes(64)
-    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
-    m.listen()		# its delayed ACK, before the run
+def taken(m, seq):
+    """Frame SEQ taken and its delayed ACK heard; then counting starts
+    over. Returns the frame, whose copies bring the member nothing."""
+    f = m.frame(FT_DATA, 0, CH_TEST, bytes(64), SESS, seq, seq)
+    m.send(f)
+    m.listen()
     m.back.clear()
     m.sent = m.sent_bytes = m.back_bytes = 0
+    return f
+
+
+def dups(m, seq):
+    copy = taken(m, seq)
     t0 = time.monotonic()
     for _ in range(1000):
-        m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+        m.send(copy)
     for k in range(1000):
-        m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq + 1000, seq + 1000 + k))
+        m.send(m.frame(FT_DATA, 0, CH_TEST, bytes(64), SESS, seq + 1000, seq + 1000 + k))
     m.listen()
     span = time.monotonic() - t0
     # a second after the last ACK (listen), one more copy: answered
     acks = m.back.get(FT_ACK, 0)
-    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
+    m.send(copy)
     m.listen()
     m.report(next_seq=seq + 1, span=span, after=m.back.get(FT_ACK, 0) - acks)
 
 
 def paced(m, seq):
-    msg = bytes(64)
     copies = int(os.environ.get("PACED_COPIES") or 40)
     gap = float(os.environ.get("PACED_MS") or 40) / 1000
-    m.send(m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq))
-    m.listen()		# its delayed ACK, before the copies
-    m.back.clear()
-    m.sent = m.sent_bytes = m.back_bytes = 0
-    copy = m.frame(FT_DATA, 0, CH_TEST, msg, SESS, seq, seq)
+    copy = taken(m, seq)
     for _ in range(copies):
         m.send(copy)
         end = time.monotonic() + gap
