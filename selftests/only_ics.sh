@@ -45,6 +45,17 @@ node2_join()
 	wait_reachable "$NS_A" 2
 }
 
+# only_run CMD: ics_only.py CMD as node 2, its JSON in $ICS_TMP/CMD.json;
+# the next frames are numbered after its last.
+only_run()
+{
+	local out=$ICS_TMP/$1.json
+	in_ns "$NS_B" python3 "$ONLY" "$1" veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
+		{ fail "ics_only.py $1: $(cat "$out")"; return 1; }
+	info "$1: $(cat "$out")"
+	SEQ=$(jget 'j["next_seq"]' < "$out")
+}
+
 # Every frame the NIC took is counted: accepted (rx_frames), or under a
 # counter that says why not.
 RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem rx_auth_bad rx_no_key rx_replay"
@@ -66,10 +77,7 @@ sweep_only_acks()
 	local out=$ICS_TMP/sweep.json rx0 un0 r
 	rx0=$(rx_sum "$NS_A")
 	un0=$(chan_get "$NS_A" TEST rx_unclaimed)
-	in_ns "$NS_B" python3 "$ONLY" sweep veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
-		{ fail "ics_only.py sweep: $(cat "$out")"; return 1; }
-	info "sweep: $(cat "$out")"
-	SEQ=$(jget 'j["next_seq"]' < "$out")
+	only_run sweep || return 1
 	r=$(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -101,10 +109,7 @@ dup_acks()
 {
 	local out=$ICS_TMP/dups.json d0 w0 r
 	d0=$(stat_get "$NS_A" rx_dup_frames) && w0=$(stat_get "$NS_A" rx_over_window) || return 1
-	in_ns "$NS_B" python3 "$ONLY" dups veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
-		{ fail "ics_only.py dups: $(cat "$out")"; return 1; }
-	info "dups: $(cat "$out")"
-	SEQ=$(jget 'j["next_seq"]' < "$out")
+	only_run dups || return 1
 	assert_eq "node 1 rx_dup_frames" $((d0 + 1001)) "$(stat_get "$NS_A" rx_dup_frames)" ||
 		return 1
 	assert_eq "node 1 rx_over_window" $((w0 + 1000)) "$(stat_get "$NS_A" rx_over_window)" ||
@@ -165,10 +170,7 @@ paced_acks()
 	ics_unload && ics_load heartbeat_ms=$ICS_HB_LONG link_timeout_ms=80 && node2_join ||
 		return 1
 	SEQ=1		# node 1 starts over: a session from its start
-	in_ns "$NS_B" python3 "$ONLY" paced veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
-		{ fail "ics_only.py paced: $(cat "$out")"; return 1; }
-	info "paced: $(cat "$out")"
-	SEQ=$(jget 'j["next_seq"]' < "$out")
+	only_run paced || return 1
 	r=$(python3 -c '
 import json, math, sys
 j = json.load(open(sys.argv[1]))
@@ -200,10 +202,7 @@ test_attached_answers()
 {
 	local out=$ICS_TMP/echo.json
 	tsvc_attach "$NS_A" TEST || return 1
-	in_ns "$NS_B" python3 "$ONLY" echo veth0 $MAC_A 2 1 $INC "$INC_A" $SEQ > "$out" ||
-		{ fail "ics_only.py echo: $(cat "$out")"; return 1; }
-	info "echo: $(cat "$out")"
-	SEQ=$(jget 'j["next_seq"]' < "$out")
+	only_run echo || return 1
 	[ "$(jget 'j["back"].get("1", 0)' < "$out")" -ge 1 ] ||
 		{ fail "no data frame came back for an ECHO to the attached test service"; return 1; }
 	assert_eq "node 1 test service: answers on TEST" 1 \
