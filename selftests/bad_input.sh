@@ -264,16 +264,6 @@ member_count()
 	icstat_get "$1" members "sum(1 for m in j[\"members\"] if m[\"node\"] == $2)"
 }
 
-# member_get NS NODE KEY...: fields of NODE's row in NS's members view,
-# space-separated
-member_get()
-{
-	local ns=$1 node=$2
-	shift 2
-	icstat_get "$ns" members "' '.join(str(m[k]) for m in j['members'] if m['node'] == $node
-		for k in '$*'.split())"
-}
-
 # Node 7, never heard, from nobody's MAC, a heartbeat listing us with a
 # vote: a stray frame (nothing there answers a challenge). Node 1 answers
 # it at most once (none if it answered node 7 within the last 250 ms) and

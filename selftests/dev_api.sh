@@ -535,6 +535,117 @@ sync_wait()
 	return $rc
 }
 
+# stat_past NS KEY N: "yes" once NS's counter KEY reached N
+stat_past()
+{
+	local v
+	v=$(stat_get "$1" "$2")
+	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$3" ] && echo yes || echo "$v"
+}
+
+# What was held for a reader, taken while its sender is down here: node 1
+# holds node 2 alive and waits for its word that the messages were taken.
+# A reader with a 1-byte buffer queues the first of four messages and
+# refuses the rest, the synchronous one last, which node 2 holds (node 2's
+# frames are delayed 1 s meanwhile, so that node 1 sends all four before
+# it learns of the pause). Then node 1's frames are lost, and node 2 beats
+# every 100 ms: it declares node 1 down (node 1 beats hourly, as in the
+# whole file, and expects node 2's beats every 100 ms, which still reach
+# it). The reader takes the messages while node 1 is down on node 2. Node
+# 1 then beats every 100 ms too, its frames pass again, node 2 holds it
+# alive again, and the repeated ACK says the messages were taken: the
+# synchronous write returns done, with no data frame sent meanwhile.
+held_down()
+{
+	local rc=0 misses
+	misses=$(show_get "$NS_B" heartbeat_misses) || return 1
+	held_down_run || rc=1
+	tc -n "$NS_A" qdisc del dev veth0 root 2>/dev/null
+	tc -n "$NS_B" qdisc del dev veth0 root 2>/dev/null
+	reap "ics_dev.py (hold|syncsig)"
+	pair_heartbeat $ICS_HB_LONG "$misses" || rc=1
+	return $rc
+}
+
+# pair_heartbeat MS MISSES: both nodes beat every 100 ms until each holds
+# the other a member (a node down on the other comes back at once), then
+# every MS, allowing MISSES. Meanwhile each allows 100 misses, lest it
+# declare the other down while that one's announced interval is not yet
+# its new one.
+pair_heartbeat()
+{
+	local ns ms
+	for ns in "$NS_A" "$NS_B"; do
+		in_ns "$ns" icsctl set misses 100 || return 1
+	done
+	for ms in 100 "$1"; do
+		for ns in "$NS_A" "$NS_B"; do
+			in_ns "$ns" icsctl set heartbeat "$ms" || return 1
+		done
+		wait_eq 60 member "node 1 on node 2" member_get "$NS_B" 1 state &&
+			wait_eq 60 member "node 2 on node 1" member_get "$NS_A" 2 state || return 1
+	done
+	for ns in "$NS_A" "$NS_B"; do
+		in_ns "$ns" icsctl set misses "$2" || return 1
+	done
+}
+
+held_down_state()
+{
+	info "writer: '$(cat "$1" 2>/dev/null)'; node 1 to 2: queued $(link_get "$NS_A" 2 \
+		queued_msgs), failed $(link_get "$NS_A" 2 msgs_failed); node 2: TEST rx" \
+		"$(chan_get "$NS_B" TEST rx msgs), rx_held $(stat_get "$NS_B" rx_held)," \
+		"node 1 $(member_get "$NS_B" 1 state)"
+}
+
+held_down_run()
+{
+	local n=4 mark=$ICS_TMP/syncsig.pid out=$ICS_TMP/syncsig.out h0 b0 r0 f0 t0 x0 wpid rc=0
+	rm -f "$mark" "$out"
+	h0=$(stat_get "$NS_B" rx_held)
+	r0=$(chan_get "$NS_B" TEST rx msgs)
+	f0=$(link_get "$NS_A" 2 msgs_failed)
+	hold_start $n small 1 || return 1
+	tc -n "$NS_B" qdisc add dev veth0 root netem delay "$(ics_slow_ms 1000)ms" || return 1
+	dev_in "$NS_A" syncsig 2 $n small 0 "$mark" "$out" &
+	wpid=$!
+	wait_eq 60 $((h0 + n - 1)) "messages node 2 holds for the reader" \
+		stat_get "$NS_B" rx_held || { held_down_state "$out"; return 1; }
+	tc -n "$NS_B" qdisc del dev veth0 root || return 1
+	wait_eq 60 0 "frames in flight to node 2" link_get "$NS_A" 2 inflight || return 1
+	assert_eq "node 1's messages to node 2 not done (landed)" $((n - 1)) \
+		"$(link_get "$NS_A" 2 queued_msgs)" || return 1
+	t0=$(link_get "$NS_A" 2 tx_frames)
+	x0=$(link_get "$NS_A" 2 retransmits)
+	tc -n "$NS_A" qdisc add dev veth0 root netem loss 100% &&
+		in_ns "$NS_B" icsctl set heartbeat 100 || return 1
+	wait_eq 60 down "node 1 on node 2, its frames lost" member_get "$NS_B" 1 state ||
+		return 1
+	hold_read || return 1
+	# node 2's heartbeats go on meanwhile: a repeat counted while node 1
+	# is down would be spent here, unsent
+	b0=$(stat_get "$NS_B" hello_tx)
+	wait_eq 60 yes "five more heartbeats of node 2" stat_past "$NS_B" hello_tx $((b0 + 5)) ||
+		return 1
+	in_ns "$NS_A" icsctl set heartbeat 100 && tc -n "$NS_A" qdisc del dev veth0 root || return 1
+	wait_eq 60 member "node 1 on node 2, heard again" member_get "$NS_B" 1 state || rc=1
+	# the writer, blocked for good without the word, is reaped by held_down
+	wait_file 60 "the synchronous write returned" "$out" || { held_down_state "$out"; return 1; }
+	assert_eq "what the synchronous write returned" done "$(cat "$out" 2>/dev/null)" || rc=1
+	wait "$wpid" || rc=1
+	assert_eq "node 1's messages to node 2 not done" 0 "$(link_get "$NS_A" 2 queued_msgs)" ||
+		rc=1
+	assert_eq "node 1's messages to node 2 failed" "$f0" "$(link_get "$NS_A" 2 msgs_failed)" ||
+		rc=1
+	assert_eq "data frames node 1 sent node 2 since" "$t0" "$(link_get "$NS_A" 2 tx_frames)" ||
+		rc=1
+	assert_eq "data frames node 1 resent node 2 since" "$x0" "$(link_get "$NS_A" 2 retransmits)" ||
+		rc=1
+	assert_eq "TEST messages node 2 received" $((r0 + n)) "$(chan_get "$NS_B" TEST rx msgs)" ||
+		rc=1
+	return $rc
+}
+
 # Three messages of 6 MiB to a reader that does not read, with a 16 MiB
 # rcvbuf: the first (about 10 MiB of skb memory in 1500-byte frames) pauses
 # TEST; the second, begun before node 1 learnt of the pause (frames to
@@ -813,6 +924,8 @@ case_add "a synchronous write stopped and continued: EINPROGRESS, its message de
 	sync_wait 0 EINPROGRESS
 case_add "a synchronous write past its send timeout: EINPROGRESS, its message delivered once" \
 	sync_wait 300 EINPROGRESS
+case_add "what was held, taken while its sender is down here: its synchronous write completes once heard" \
+	held_down
 step_add tsvc_attach "$NS_B" TEST
 case_add "icsperf lat against node 2's test service: counts equal the kernel's and its answers" \
 	perf_kernel_peer

@@ -659,6 +659,16 @@ node_get()	# NS NODE KEY
 	icstat_get "$1" nodes "next(n for n in j[\"nodes\"] if n[\"node_id\"] == $2)" "$3"
 }
 
+# member_get NS NODE KEY...: fields of NODE's row in NS's members view,
+# space-separated
+member_get()
+{
+	local ns=$1 node=$2
+	shift 2
+	icstat_get "$ns" members "' '.join(str(m[k]) for m in j['members'] if m['node'] == $node
+		for k in '$*'.split())"
+}
+
 # link_get NS NODE KEY...: a field of the link to NODE (icstat -j links),
 # e.g. link_get A 2 queue CFS
 link_get()
