@@ -285,17 +285,20 @@ EXPORT_SYMBOL_GPL(ics_channel_pause);
 
 /*
  * Offer the messages held for handlers whose channel is not paused (any
- * more) again (link_rx.c), and tell every peer whose held messages were
- * taken, or whose last ACK carried another word (a resume), with an ACK
- * even if it has no session of ours to acknowledge; an ACK saying held
- * messages were taken is repeated on the next two heartbeats
- * (ics_member_tick() queues us), as it may be lost with nothing else to
- * say it again. ics_unbind() waits for this RCU section.
+ * more) again (link_rx.c), and tell every live peer whose held messages
+ * were taken, or whose last ACK carried another word (a resume), with an
+ * ACK even if it has no session of ours to acknowledge; an ACK saying
+ * held messages were taken is repeated on the next two heartbeats
+ * (ics_timer() queues us) at which the peer is alive and the ACK goes
+ * out, as it may be lost with nothing else to say it again. A peer we
+ * hold down gets no ACK, yet it may still hold us alive and wait for that
+ * word: its repeats wait until it is back. ics_unbind() waits for this
+ * RCU section.
  */
 static void ics_pause_work(struct work_struct *w)
 {
 	struct ics_net *in = container_of(w, struct ics_net, pause_work);
-	bool echo, last, again = false, tick = xchg(&in->pause_tick, false);
+	bool echo, repeat, again = false, tick = xchg(&in->pause_tick, false);
 	struct ics_bind *b;
 	struct ics_peer *p;
 	int node;
@@ -307,26 +310,20 @@ static void ics_pause_work(struct work_struct *w)
 		if (!p)
 			continue;
 		echo = ics_link_held_offer(p, &again);
-		last = false;
-		if (!echo && tick && READ_ONCE(p->link.held_echo)) {
-			spin_lock_bh(&p->lock);
-			if (p->link.held_echo) {
-				WRITE_ONCE(p->link.held_echo, p->link.held_echo - 1);
-				last = !p->link.held_echo;
-				echo = true;
-			}
-			spin_unlock_bh(&p->lock);
-		}
-		if (ics_live(READ_ONCE(p->state)) &&
-		    (echo || READ_ONCE(p->link.pause_sent) != ics_pause_word(in)))
-			ics_link_ack_send(p);
-		if (last) {
-			/* the last repeat went: the channels taken are told */
-			spin_lock_bh(&p->lock);
+		repeat = !echo && tick && READ_ONCE(p->link.held_echo);
+		if (!ics_live(READ_ONCE(p->state)) ||
+		    !(echo || repeat || READ_ONCE(p->link.pause_sent) != ics_pause_word(in)))
+			continue;
+		if (!ics_link_ack_send(p) || !repeat)
+			continue;
+		/* a repeat went; after the last, the channels taken are told */
+		spin_lock_bh(&p->lock);
+		if (p->link.held_echo) {
+			WRITE_ONCE(p->link.held_echo, p->link.held_echo - 1);
 			if (!p->link.held_echo)
 				p->link.told = 0;
-			spin_unlock_bh(&p->lock);
 		}
+		spin_unlock_bh(&p->lock);
 	}
 	rcu_read_unlock();
 	if (again)	/* a budget ran out: the rest in another run */

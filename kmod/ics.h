@@ -672,7 +672,7 @@ void ics_rtx_timer(struct timer_list *t);
 
 /* link_rx.c: the receive side of a link */
 void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 sess, u32 seq);
-void ics_link_ack_send(struct ics_peer *p);
+bool ics_link_ack_send(struct ics_peer *p);
 void __ics_link_rx_reset(struct ics_peer *p, bool restart);
 void ics_ack_timer(struct timer_list *t);
 void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);

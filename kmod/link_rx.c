@@ -240,6 +240,7 @@ void ics_link_held_purge(struct ics_peer *p)
 	}
 	WRITE_ONCE(l->rx_held, 0);
 	l->told = 0;
+	WRITE_ONCE(l->held_echo, 0);	/* nothing left to repeat */
 	if (n)
 		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_RX_HELD_DROPS], n);
 }
@@ -438,9 +439,11 @@ drop:
 /*
  * An ACK frame with our cumulative ack, the SACK map of held frames and our
  * pause word; without a session of the peer's to acknowledge, only when
- * that word changed since the last one it was sent (ack_sess 0).
+ * that word changed since the last one it was sent, or to say what its
+ * handlers took (ack_sess 0). False if the ACK it had to send was lost
+ * here (no memory, the NIC refused it).
  */
-void ics_link_ack_send(struct ics_peer *p)
+bool ics_link_ack_send(struct ics_peer *p)
 {
 	struct ics_hdr_args a = {
 		.type = ICS_FT_ACK,
@@ -464,7 +467,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	skb = ics_frame_alloc(p->b, &a, ICS_ACK_LEN + 4 * ICS_CHANNELS,
 			      ICS_ACK_LEN + 4 * ICS_CHANNELS, GFP_ATOMIC);
 	if (!skb)
-		return;
+		return false;
 
 	spin_lock_bh(&p->lock);
 	pause = ics_pause_word(p->b->in);
@@ -475,7 +478,7 @@ void ics_link_ack_send(struct ics_peer *p)
 	if (!l->rx_sess && l->pause_sent == pause && !l->rx_held && !l->told) {
 		spin_unlock_bh(&p->lock);
 		kfree_skb(skb);
-		return;
+		return true;	/* nothing to say */
 	}
 	held = l->rx_held;
 	told = l->told & ~held;
@@ -517,8 +520,10 @@ void ics_link_ack_send(struct ics_peer *p)
 	hdr->ack = htonl(a.ack);
 	hdr->frag_len = htons(len);
 	hdr->msg_len = htonl(len);
-	if (!ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))
-		ics_count(p->b->in, ICS_STAT_TX_ACKS);
+	if (ics_frame_xmit(p->b, skb, p->addr, TC_PRIO_CONTROL))
+		return false;
+	ics_count(p->b->in, ICS_STAT_TX_ACKS);
+	return true;
 }
 
 void ics_ack_timer(struct timer_list *t)

@@ -908,8 +908,9 @@ void ics_timer(struct timer_list *t)
 			continue;
 		if (!list_empty_careful(&p->reasm))
 			ics_reasm_flush(b, p, ICS_REASM_IDLE);
-		/* held messages to offer again, or their taking to repeat */
-		if (READ_ONCE(p->link.rx_held) || READ_ONCE(p->link.held_echo))
+		/* held messages to offer again, or their taking to repeat (to the live) */
+		if (READ_ONCE(p->link.rx_held) ||
+		    (READ_ONCE(p->link.held_echo) && ics_live(READ_ONCE(p->state))))
 			held = true;
 	}
 	rcu_read_unlock();
