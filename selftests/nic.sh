@@ -403,9 +403,9 @@ detach()
 		expect_err 1 "icstat: nic: veth0: no counters \(attach them with icsctl nic attach veth0\)" \
 			in_ns "$NS_A" icstat nic veth0 &&
 		expect_err 1 "icsctl: nic attach: nosuch: no such device" in_ns "$NS_A" icsctl nic attach nosuch &&
-		ip -n "$NS_A" link add ipip9 type ipip local 10.99.0.1 remote 10.99.0.2 &&
-		expect_err 1 "icsctl: nic attach: ipip9: not an Ethernet device: its frames have no Ethernet header to classify" \
-			in_ns "$NS_A" icsctl nic attach ipip9 &&
+		ip -n "$NS_A" link add sit9 type sit local 10.99.0.1 remote 10.99.0.2 &&
+		expect_err 1 "icsctl: nic attach: sit9: not an Ethernet device: its frames have no Ethernet header to classify" \
+			in_ns "$NS_A" icsctl nic attach sit9 &&
 		expect_err 1 "icsctl: nic attach: no bpffs on /sys/fs/bpf in this mount namespace \(ip netns exec mounts a fresh /sys\): use nsenter --net=/run/netns/NAME, or mount bpffs there" \
 			ip netns exec "$NS_A" icsctl nic attach veth0 &&
 		detach_foreign
