@@ -234,18 +234,6 @@ wait_grown()
 	wait_counter "${NS[$1]}" "$3" $((base + $4))
 }
 
-# wait_counter NS COUNTER MIN: until the instance counter reaches MIN
-wait_counter()
-{
-	local deadline
-	deadline=$(ics_deadline 20)
-	while [ $SECONDS -lt "$deadline" ]; do
-		[ "$(stat_get "$1" "$2")" -ge "$3" ] && return 0
-		sleep 0.2
-	done
-	fail "$1: $2 = $(stat_get "$1" "$2"), want >= $3"
-}
-
 # Forged frames from a raw socket in node 3's netns: a heartbeat, data, an
 # ack and a reset claiming to be node 2, signed with key 1 but a made-up
 # tag (rx_auth_bad), and an unsigned heartbeat as node 3 (rx_no_key).

@@ -535,14 +535,6 @@ sync_wait()
 	return $rc
 }
 
-# stat_past NS KEY N: "yes" once NS's counter KEY reached N
-stat_past()
-{
-	local v
-	v=$(stat_get "$1" "$2")
-	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$3" ] && echo yes || echo "$v"
-}
-
 # What was held for a reader, taken while its sender is down here: node 1
 # holds node 2 alive and waits for its word that the messages were taken.
 # A reader with a 1-byte buffer queues the first of four messages and
@@ -625,8 +617,7 @@ held_down_run()
 	# node 2's heartbeats go on meanwhile: a repeat counted while node 1
 	# is down would be spent here, unsent
 	b0=$(stat_get "$NS_B" hello_tx)
-	wait_eq 60 yes "five more heartbeats of node 2" stat_past "$NS_B" hello_tx $((b0 + 5)) ||
-		return 1
+	wait_counter "$NS_B" hello_tx $((b0 + 5)) || return 1
 	in_ns "$NS_A" icsctl set heartbeat 100 && tc -n "$NS_A" qdisc del dev veth0 root || return 1
 	wait_eq 60 member "node 1 on node 2, heard again" member_get "$NS_B" 1 state || rc=1
 	# the writer, blocked for good without the word, is reaped by held_down

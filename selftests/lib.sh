@@ -701,6 +701,18 @@ wait_eq()
 # wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
 wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
 
+# wait_counter NS COUNTER MIN: until the instance counter reaches MIN
+wait_counter()
+{
+	local deadline
+	deadline=$(ics_deadline 20)
+	while [ $SECONDS -lt "$deadline" ]; do
+		[ "$(stat_get "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.2
+	done
+	fail "$1: $2 = $(stat_get "$1" "$2"), want >= $3"
+}
+
 # reap PATTERN: kill the helpers whose command line matches PATTERN (pkill
 # -f) and wait until they are gone; nothing if there are none.
 reap()
