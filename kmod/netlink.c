@@ -74,7 +74,11 @@ static int ics_nl_put_bind(struct sk_buff *skb, const struct ics_bind *b)
 	    nla_put(skb, ICS_A_ADDRESS, ETH_ALEN, dev->dev_addr) ||
 	    nla_put_u32(skb, ICS_A_NODE_ID, b->node_id) ||
 	    nla_put_u32(skb, ICS_A_CLUSTER_ID, b->cluster_id) ||
-	    nla_put_u32(skb, ICS_A_MTU, READ_ONCE(dev->mtu)))
+	    nla_put_u32(skb, ICS_A_MTU, READ_ONCE(dev->mtu)) ||
+	    nla_put_u64_64bit(skb, ICS_A_REASM_MEM, atomic_long_read(&b->reasm_mem), ICS_A_PAD) ||
+	    nla_put_u64_64bit(skb, ICS_A_REASM_RESERVED, atomic_long_read(&b->reasm_large),
+			      ICS_A_PAD) ||
+	    nla_put_u64_64bit(skb, ICS_A_REASM_MEM_MAX, ics_reasm_mem_max, ICS_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

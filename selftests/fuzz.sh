@@ -49,7 +49,7 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel
 rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_session
 rx_dup_frames rx_ooo_frames rx_over_window rx_peer_down rx_bad_hello rx_unconfirmed
-rx_held_full reasm_nomem rx_auth_bad rx_no_key rx_replay"
+rx_held_full reasm_nomem reasm_overrun rx_auth_bad rx_no_key rx_replay"
 
 ics_init ics_fuzz ics_inject bridge timeout setpriv
 

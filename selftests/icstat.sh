@@ -340,6 +340,8 @@ assert g('ics_member_state{member="2",state="member"}') == 1
 assert g('ics_member_state{member="2",state="down"}') == 0
 assert g('ics_member_state{member="1",state="member"}') == 1
 assert g("ics_has_quorum") == 1 and g("ics_up") == 1
+assert g("ics_reasm_mem_max_bytes") == show["reasm_mem_max"] > 0
+assert g("ics_reasm_mem_bytes") >= 0 and g("ics_reasm_reserved_bytes") >= 0
 assert g('ics_info{ifname="veth0",node_id="1",cluster_id="%d",state="bound",auth="%s"}' % (
     show["cluster_id"], show["auth"])) == 1
 for k, v in show["stats"].items():

@@ -171,7 +171,8 @@ if not any(l["tx_frames"] for l in il.values()):
 eq("state", yi["state"], ish["state"])
 for y, i in (("node-id", "node_id"), ("cluster-id", "cluster_id"), ("ifname", "ifname"),
              ("mtu", "mtu"), ("msg-max", "msg_max"), ("heartbeat-ms", "heartbeat_ms"),
-             ("heartbeat-misses", "heartbeat_misses"), ("generation", "generation")):
+             ("heartbeat-misses", "heartbeat_misses"), ("generation", "generation"),
+             ("reasm-mem-max", "reasm_mem_max")):
     eq(y, yi[y], ish[i])
 for k, v in yi["stats"].items():
     eq(f"stat {k}", v, ish["stats"][k.replace("-", "_")])

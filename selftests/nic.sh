@@ -209,7 +209,7 @@ def stat(k):
 rx_keys = ("rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel "
            "rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello "
            "rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window "
-           "rx_unconfirmed reasm_nomem rx_auth_bad rx_no_key rx_replay").split()
+           "rx_unconfirmed reasm_nomem reasm_overrun rx_auth_bad rx_no_key rx_replay").split()
 retx = sum(l["retransmits"] for l in links[1]) - sum(l["retransmits"] for l in links[0])
 data = sum(grew("ics/" + c, "tx") for c in
            "BOOT PRI0 PRI1 CFS NET CLSM DRD TUNL CLUA KEVM CFSR RBLD KCH DLM TEST CNX".split())

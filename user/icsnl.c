@@ -429,6 +429,7 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_HEARTBEAT_MISSES] = { .type = NLA_U32 },
 	[ICS_A_VOTES]		= { .type = NLA_U32 },
 	[ICS_A_EXPECTED_VOTES]	= { .type = NLA_U32 },
+	[ICS_A_EXPECTED_VOTES_CFG] = { .type = NLA_U32 },
 	[ICS_A_CURRENT_VOTES]	= { .type = NLA_U32 },
 	[ICS_A_QUORUM]		= { .type = NLA_U32 },
 	[ICS_A_HAS_QUORUM]	= { .type = NLA_U8 },
@@ -440,6 +441,9 @@ static const struct nla_policy ics_policy[ICS_A_MAX + 1] = {
 	[ICS_A_MEMBER]		= { .type = NLA_NESTED },
 	[ICS_A_EVENT]		= { .type = NLA_NESTED },
 	[ICS_A_CRC32C_DRIVER]	= { .type = NLA_STRING },
+	[ICS_A_REASM_MEM]	= { .type = NLA_U64 },
+	[ICS_A_REASM_RESERVED]	= { .type = NLA_U64 },
+	[ICS_A_REASM_MEM_MAX]	= { .type = NLA_U64 },
 };
 
 /*
@@ -772,7 +776,10 @@ static void get_u32(const struct nlattr *a, uint32_t *v)
 		*v = nla_get_u32((struct nlattr *)a);
 }
 
-static int instance_cb(struct nlattr **tb, void *arg)
+_Static_assert(ICS_A_MAX < 64, "ics_instance.have: a bit per ICS_A_*");
+_Static_assert(ICS_STAT_MAX < ICS_STATS_SLOTS, "ics_instance.stats: a slot per ICS_STAT_*");
+
+int ics_instance_parse(struct nlattr **tb, void *arg)
 {
 	struct ics_instance *in = arg;
 	struct nlattr *a;
@@ -833,6 +840,9 @@ static int instance_cb(struct nlattr **tb, void *arg)
 	get_u32(tb[ICS_A_LINK_TIMEOUT_MS], &in->link_timeout_ms);
 	get_u32(tb[ICS_A_LINK_WINDOW], &in->link_window);
 	in->reset_age_ms = icsnl_get_u64(tb[ICS_A_RESET_AGE_MS]);
+	in->reasm_mem = icsnl_get_u64(tb[ICS_A_REASM_MEM]);
+	in->reasm_reserved = icsnl_get_u64(tb[ICS_A_REASM_RESERVED]);
+	in->reasm_mem_max = icsnl_get_u64(tb[ICS_A_REASM_MEM_MAX]);
 	if (tb[ICS_A_STATS]) {
 		nla_for_each_nested(a, tb[ICS_A_STATS], rem) {
 			i = nla_type(a);
@@ -848,7 +858,7 @@ static int instance_cb(struct nlattr **tb, void *arg)
 int ics_get_instance(struct icsnl *nl, struct ics_instance *in)
 {
 	memset(in, 0, sizeof(*in));
-	return icsnl_do(nl, icsnl_msg(nl, ICS_CMD_GET_INSTANCE, 0), instance_cb, in);
+	return icsnl_do(nl, icsnl_msg(nl, ICS_CMD_GET_INSTANCE, 0), ics_instance_parse, in);
 }
 
 const char *ics_auth_mode_name(uint8_t mode)
@@ -993,6 +1003,8 @@ static const struct {
 		"Signed frames dropped: the counter was seen or is too old" },
 	[ICS_STAT_TX_AUTH_ERRORS] = { "tx_auth_errors",
 		"Frames not sent: no tag (key gone, counter spent)" },
+	[ICS_STAT_REASM_OVERRUN] = { "reasm_overrun",
+		"Large messages dropped past reasm_mem_max: their session reset, resent" },
 	[ICS_STAT_TX_PAUSES] = { "tx_pauses",
 		"Peers paused a channel for us" },
 };
@@ -1125,6 +1137,12 @@ void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt)
 		show_u64(j, fmt, "link_timeout_ms", in->link_timeout_ms, false);
 	if (have(in, ICS_A_LINK_WINDOW))
 		show_u64(j, fmt, "link_window", in->link_window, false);
+	if (have(in, ICS_A_REASM_MEM))
+		show_u64(j, fmt, "reasm_mem", in->reasm_mem, false);
+	if (have(in, ICS_A_REASM_RESERVED))
+		show_u64(j, fmt, "reasm_reserved", in->reasm_reserved, false);
+	if (have(in, ICS_A_REASM_MEM_MAX))
+		show_u64(j, fmt, "reasm_mem_max", in->reasm_mem_max, false);
 	if (have(in, ICS_A_RESET_AGE_MS))
 		show_u64(j, fmt, "reset_age_ms", in->reset_age_ms, false);
 	if (j)

@@ -161,11 +161,15 @@ struct ics_instance {
 		uint8_t fpr[ICS_KEY_FPR_LEN];
 	} keys[ICS_KEYS_MAX];
 	uint64_t reset_age_ms;
+	/* ICS_A_REASM_*: bytes (skb truesize) held, reserved by large messages, the bound */
+	uint64_t reasm_mem, reasm_reserved, reasm_mem_max;
 	uint64_t stats[ICS_STATS_SLOTS];
 	bool stat_have[ICS_STATS_SLOTS];
 };
 
 int ics_get_instance(struct icsnl *nl, struct ics_instance *in);
+/* An icsnl_cb_t into a zeroed struct ics_instance: 0 or -EPROTO. */
+int ics_instance_parse(struct nlattr **tb, void *instance);
 const char *ics_state_name(uint8_t state);
 const char *ics_auth_mode_name(uint8_t mode);
 void ics_print_show(const struct ics_instance *in, const struct icsnl_fmt *fmt);

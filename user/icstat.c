@@ -2031,6 +2031,33 @@ out:
 	free(s);
 }
 
+/* Reassembly memory (bound only): gauges in bytes. */
+static void prom_reasm(const struct ics_instance *in)
+{
+	const struct {
+		int attr;
+		const char *name, *help;
+		uint64_t v;
+	} g[] = {
+		{ ICS_A_REASM_MEM, "reasm_mem_bytes",
+		  "Bytes (skb truesize) held in partial messages", in->reasm_mem },
+		{ ICS_A_REASM_RESERVED, "reasm_reserved_bytes",
+		  "Bytes reserved by large partial messages against reasm_mem_max",
+		  in->reasm_reserved },
+		{ ICS_A_REASM_MEM_MAX, "reasm_mem_max_bytes",
+		  "The bound on reassembly reservations (module parameter reasm_mem_max)",
+		  in->reasm_mem_max },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(g); i++) {
+		if (!(in->have & 1ULL << g[i].attr))
+			continue;
+		prom_head(g[i].name, "gauge", g[i].help);
+		printf("ics_%s %" PRIu64 "\n", g[i].name, g[i].v);
+	}
+}
+
 static void rep_prometheus(const struct rep *r)
 {
 	const struct snap *s = r->s;
@@ -2062,6 +2089,7 @@ static void rep_prometheus(const struct rep *r)
 		       "ics_stat_%s_total %" PRIu64 "\n", ics_stat_name(i), ics_stat_help(i),
 		       ics_stat_name(i), ics_stat_name(i), in->stats[i]);
 	}
+	prom_reasm(in);
 	prom_chans(&s->cs);
 	prom_nodes(&s->ns);
 	prom_peers(&s->ps);

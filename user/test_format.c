@@ -3,8 +3,8 @@
  * Unit test of the icsnl helpers that need no kernel: count and time
  * formatting, size/number/channel/priority parsing, histogram labels, the
  * JSON writer, and the decoding of replies built here from synthetic
- * attributes (a link, both families' generator replies, the instance
- * counters, the test service's state).
+ * attributes (a link, both families' generator replies, the instance and
+ * its counters, the test service's state).
  * Output is TAP: "ok N name" or "not ok N name", then the plan.
  */
 #include <ctype.h>
@@ -272,6 +272,7 @@ static const struct named {
 	NAMED(ICS_STAT_, RX_NO_KEY),
 	NAMED(ICS_STAT_, RX_REPLAY),
 	NAMED(ICS_STAT_, TX_AUTH_ERRORS),
+	NAMED(ICS_STAT_, REASM_OVERRUN),
 };
 
 /* Every ICS_LINK_A_* but UNSPEC and PAD has the header's name as its key. */
@@ -643,31 +644,51 @@ static void test_status(void)
 	nlmsg_free(msg);
 }
 
-/* `show -j` has every ICS_STAT_* under its lower-case name, and the link settings. */
+/* ics_print_show() into a string the caller frees. */
+static char *show_capture(const struct ics_instance *in, const struct icsnl_fmt *fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = stdout, *f;
+
+	fflush(stdout);
+	f = open_memstream(&buf, &len);
+	stdout = f;		/* ics_print_show() writes to stdout */
+	ics_print_show(in, fmt);
+	stdout = out;
+	fclose(f);
+	return buf;
+}
+
+/*
+ * `show -j` has every ICS_STAT_* under its lower-case name, the link
+ * settings and the reassembly memory.
+ */
 static void show_keys(void)
 {
 	struct icsnl_fmt fmt = { .json = true };
 	struct ics_instance in = { .state = ICS_STATE_BOUND };
-	char *buf = NULL, want[64], name[32];
-	size_t len = 0, i;
-	FILE *out = stdout, *f;
+	char *buf, want[64], name[32];
+	size_t i;
 	bool ok;
 
-	in.have = 1ULL << ICS_A_LINK_TIMEOUT_MS | 1ULL << ICS_A_LINK_WINDOW;
+	in.have = 1ULL << ICS_A_LINK_TIMEOUT_MS | 1ULL << ICS_A_LINK_WINDOW |
+		  1ULL << ICS_A_REASM_MEM | 1ULL << ICS_A_REASM_RESERVED |
+		  1ULL << ICS_A_REASM_MEM_MAX;
 	in.link_timeout_ms = 5000;
 	in.link_window = 256;
+	in.reasm_mem = 1258291;
+	in.reasm_reserved = 27262976;
+	in.reasm_mem_max = 268435456;
 	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
 		in.stats[stat_names[i].attr] = 1000 + i;
 		in.stat_have[stat_names[i].attr] = true;
 	}
-	fflush(stdout);
-	f = open_memstream(&buf, &len);
-	stdout = f;		/* ics_print_show() writes to stdout */
-	ics_print_show(&in, &fmt);
-	stdout = out;
-	fclose(f);
+	buf = show_capture(&in, &fmt);
 	ok = ARRAY_SIZE(stat_names) == ICS_STAT_MAX - ICS_STAT_PAD - 3 &&	/* 3 retired */
-	     strstr(buf, "\"link_timeout_ms\": 5000, \"link_window\": 256") && !strstr(buf, "stat_");
+	     strstr(buf, "\"link_timeout_ms\": 5000, \"link_window\": 256, "
+		    "\"reasm_mem\": 1258291, \"reasm_reserved\": 27262976, "
+		    "\"reasm_mem_max\": 268435456, \"stats\": {") && !strstr(buf, "stat_");
 	for (i = 0; i < ARRAY_SIZE(stat_names); i++) {
 		snprintf(want, sizeof(want), "\"%s\": %zu",
 			 lower(name, sizeof(name), stat_names[i].name), 1000 + i);
@@ -678,7 +699,7 @@ static void show_keys(void)
 	}
 	if (!ok)
 		printf("# got %s", buf);
-	result(ok, "show JSON: every ICS_STAT_* by name, link timeout and window");
+	result(ok, "show JSON: every ICS_STAT_* by name, link timeout and window, reassembly");
 	free(buf);
 
 	/* icstat prometheus's HELP lines: one line of text for each */
@@ -693,6 +714,53 @@ static void show_keys(void)
 		}
 	}
 	result(ok, "every ICS_STAT_* has a one-line help text");
+}
+
+/*
+ * An instance reply as the kernel sends it when bound (u64s after padding):
+ * decoded, and show's text and JSON of the reassembly memory and counters.
+ */
+static void instance_decode(void)
+{
+	struct icsnl_fmt text = { .json = false }, json = { .json = true };
+	struct nlattr *tb[ICS_A_MAX + 1], *stats;
+	struct nl_msg *msg = nlmsg_alloc();
+	struct ics_instance in = {};
+	char *buf;
+
+	nla_put_u8(msg, ICS_A_STATE, ICS_STATE_BOUND);
+	nla_put_u32(msg, ICS_A_LINK_WINDOW, 128);
+	nla_put_u64(msg, ICS_A_PAD, 0);
+	nla_put_u64(msg, ICS_A_REASM_MEM, 1258291);
+	nla_put_u64(msg, ICS_A_REASM_RESERVED, 0);
+	nla_put_u64(msg, ICS_A_REASM_MEM_MAX, 268435456);
+	nla_put_u64(msg, ICS_A_RESET_AGE_MS, 1234);
+	stats = nla_nest_start(msg, ICS_A_STATS);
+	nla_put_u64(msg, ICS_STAT_REASM_NOMEM, 12345);
+	nla_put_u64(msg, ICS_STAT_REASM_OVERRUN, 2);
+	nla_nest_end(msg, stats);
+	msg_parse(msg, tb, ICS_A_MAX);
+	result(!ics_instance_parse(tb, &in) &&
+	       in.have == (1ULL << ICS_A_STATE | 1ULL << ICS_A_LINK_WINDOW | 1ULL << ICS_A_PAD |
+			   1ULL << ICS_A_REASM_MEM | 1ULL << ICS_A_REASM_RESERVED |
+			   1ULL << ICS_A_REASM_MEM_MAX | 1ULL << ICS_A_RESET_AGE_MS |
+			   1ULL << ICS_A_STATS) &&
+	       in.reasm_mem == 1258291 && !in.reasm_reserved && in.reasm_mem_max == 268435456 &&
+	       in.stat_have[ICS_STAT_REASM_OVERRUN] && in.stats[ICS_STAT_REASM_OVERRUN] == 2,
+	       "instance reply parses: reassembly memory and reasm_overrun");
+	nlmsg_free(msg);
+
+	buf = show_capture(&in, &text);
+	str_eq(buf, "state bound\nlink_window 128\nreasm_mem 1258291\nreasm_reserved 0\n"
+	       "reasm_mem_max 268435456\nreset_age_ms 1234\nreasm_nomem 12k\nreasm_overrun 2\n",
+	       "show text: reassembly memory in bytes, in full; counters shortened");
+	free(buf);
+	buf = show_capture(&in, &json);
+	str_eq(buf, "{\"state\": \"bound\", \"link_window\": 128, \"reasm_mem\": 1258291, "
+	       "\"reasm_reserved\": 0, \"reasm_mem_max\": 268435456, \"reset_age_ms\": 1234, "
+	       "\"stats\": {\"reasm_nomem\": 12345, \"reasm_overrun\": 2}}\n",
+	       "show JSON: reassembly memory in bytes, reasm_overrun");
+	free(buf);
 }
 
 static void member_json_fn(struct json *j, const void *m)
@@ -1235,6 +1303,7 @@ int main(void)
 	test_chan_keys();
 	test_status();
 	show_keys();
+	instance_decode();
 	setenv("TZ", "UTC", 1);
 	tzset();
 	membership();

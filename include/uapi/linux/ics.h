@@ -46,7 +46,12 @@
  *     ICS_A_QUORUM: u32, votes needed: (expected + 2) / 2            | bound
  *     ICS_A_HAS_QUORUM: u8, 1 when current >= quorum                 |
  *     ICS_A_GENERATION: u32, membership generation (see GET_MEMBERS) |
- *     ICS_A_INCARNATION: u32, ours                                   /
+ *     ICS_A_INCARNATION: u32, ours                                   |
+ *     ICS_A_REASM_MEM: u64, bytes (truesize) held in partial messages |
+ *     ICS_A_REASM_RESERVED: u64, bytes reserved by large partial     |
+ *       messages (over 256 KiB): at most ICS_A_REASM_MEM_MAX, or one |
+ *       message's cap when it is alone (design.rst)                  |
+ *     ICS_A_REASM_MEM_MAX: u64, the module's reasm_mem_max           /
  *     ICS_A_LINK_TIMEOUT_MS: u32, a link that makes no progress this long
  *       fails its messages (ETIMEDOUT)
  *     ICS_A_LINK_WINDOW: u32, most frames in flight per link
@@ -611,6 +616,9 @@ enum ics_attr {
 	ICS_A_AUTH_MODE,	/* u8: enum ics_auth_mode */
 	ICS_A_KEYS,		/* nest of ICS_KEY_A_KEY: enum ics_key_attr */
 	ICS_A_EXPECTED_VOTES_CFG,	/* u32 */
+	ICS_A_REASM_MEM,	/* u64 */
+	ICS_A_REASM_RESERVED,	/* u64 */
+	ICS_A_REASM_MEM_MAX,	/* u64 */
 	__ICS_A_LAST
 };
 #define ICS_A_MAX (__ICS_A_LAST - 1)
@@ -748,6 +756,7 @@ enum ics_stat {
 	ICS_STAT_RX_NO_KEY,		/* unsigned where required, or a key we lack */
 	ICS_STAT_RX_REPLAY,		/* signed frames whose counter was seen or too old */
 	ICS_STAT_TX_AUTH_ERRORS,	/* frames not sent: no tag (key gone, counter spent) */
+	ICS_STAT_REASM_OVERRUN,		/* large messages dropped past reasm_mem_max: resent */
 	__ICS_STAT_LAST
 };
 #define ICS_STAT_MAX (__ICS_STAT_LAST - 1)
