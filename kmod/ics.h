@@ -709,8 +709,8 @@ struct ics_rx_cb {
 
 #define ICS_RXCB(skb) ((struct ics_rx_cb *)(skb)->cb)
 
-bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
-		   const struct ics_frag *f);
+int ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
+		  const struct ics_frag *f);
 enum ics_reasm_flush {
 	ICS_REASM_IDLE,		/* drop partial messages of a silent peer */
 	ICS_REASM_ALL,		/* drop all: new session or restart */

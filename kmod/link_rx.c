@@ -246,32 +246,36 @@ void ics_link_held_purge(struct ics_peer *p)
 }
 
 /*
- * Take the in-order frame @skb; false if reassembly has no room for it,
- * or its channel holds too much for its handler.
+ * Take the in-order frame @skb: 0, or -ENOMEM if reassembly has no room
+ * for it or its channel holds too much for its handler (refused for now),
+ * or -EOVERFLOW if the session must go (reasm.c).
  */
-static bool ics_link_take(struct ics_peer *p, struct sk_buff *skb)
+static int ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 {
 	struct ics_frag f = ICS_RXCB(skb)->f;	/* reassembly reuses the cb */
 	struct ics_net *in = p->b->in;
+	int err;
 
 	/* a message begun is finished: only a new one waits */
 	if (!f.off && p->link.held_bytes[f.channel] > ics_held_max(p)) {
 		ics_count(in, ICS_STAT_RX_HELD_FULL);
 		kfree_skb(skb);
-		return false;
+		return -ENOMEM;
 	}
 
 	if (f.bundle) {
 		if (!ics_bundle_rcv(p, skb, &f))
-			return false;
+			return -ENOMEM;
 	} else if (f.off == 0 && skb->len == f.msg_len) {
 		ics_count_rx_frame(in, f.frame_len);
 		ics_deliver(p, f.channel, f.msg_id, skb);
-	} else if (!ics_reasm_rcv(p->b, p, skb, &f)) {
-		return false;
+	} else {
+		err = ics_reasm_rcv(p->b, p, skb, &f);
+		if (err)
+			return err;
 	}
 	p->link.rx_frames++;
-	return true;
+	return 0;
 }
 
 /* Insert @skb into the out-of-order queue; false if it is there already. */
@@ -320,6 +324,7 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 	struct ics_net *in = p->b->in;
 	bool ack_now = false, reset = false;
 	struct sk_buff *next;
+	int err;
 
 	bool ackreq = ICS_RXCB(skb)->ackreq;
 
@@ -396,7 +401,10 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 		return;
 	}
 
-	if (!ics_link_take(p, skb)) {
+	err = ics_link_take(p, skb);
+	if (err == -EOVERFLOW)
+		goto overrun;
+	if (err) {
 		l->rx_busy = true;	/* no memory for it now: say so */
 		ack_now = true;
 		goto unlock;
@@ -409,7 +417,10 @@ void ics_link_data_rcv(struct ics_peer *p, struct sk_buff *skb, u32 inc, u32 ses
 	l->rx_resync = false;
 	while ((next = skb_peek(&l->ooo)) && ICS_RXCB(next)->seq == l->rcv_nxt) {
 		__skb_unlink(next, &l->ooo);
-		if (!ics_link_take(p, next)) {
+		err = ics_link_take(p, next);
+		if (err == -EOVERFLOW)
+			goto overrun;
+		if (err) {
 			l->rx_busy = true;	/* dropped: the sender resends it */
 			break;
 		}
@@ -425,6 +436,19 @@ unlock:
 		ics_link_ack_send(p);
 	else if (!timer_pending(&l->ack_timer))
 		mod_timer(&l->ack_timer, jiffies + 1);
+	return;
+
+overrun:
+	/*
+	 * A large message ran past reassembly's bound, and its fragments
+	 * were acknowledged: drop the session (that message, and what else
+	 * it had partial), and tell the sender now. It resends its
+	 * incomplete messages in a new session.
+	 */
+	__ics_link_rx_reset(p, false);
+	l->rx_refuse = sess;
+	spin_unlock(&p->lock);
+	ics_reset_send(p->b, p->node_id, p->addr, inc, sess);
 	return;
 
 drop:

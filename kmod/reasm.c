@@ -27,6 +27,16 @@
  *    message at a time per link (link_tx.c), so a peer stalled at a
  *    large message's first fragment has only small ones partial behind it,
  *    and every reserved message can finish and give its memory back.
+ *    The estimate holds for a sender that cuts its fragments alike (all
+ *    of one length but the last, shorter): the first fragment is copied
+ *    into an skb of its size, and a later one in a buffer larger than
+ *    that is copied too, into one no larger. One that still costs more
+ *    (longer than the first) grows the reservation, within reasm_mem_max
+ *    (or alone in the pool, up to its cap); if it cannot, the message is
+ *    overrun: its fragments, acknowledged, cannot be refused until room
+ *    comes (that could stall several peers behind one another), so the
+ *    peer's session is dropped and the sender resends its incomplete
+ *    messages in a new one. No sender that cuts alike gets there.
  *  - small messages are never refused for memory (refusing one could stall
  *    the peer's other partial small messages behind it for good): a peer
  *    has at most one per channel, each bounded by ics_reasm_cap().
@@ -64,6 +74,7 @@ struct ics_reasm {
 	u8 channel;
 	bool large;		/* msg_len > ICS_LARGE_MSG: resv reserved */
 	unsigned long resv;
+	unsigned long per;	/* large: the first fragment's truesize */
 	unsigned long truesize;
 	struct sk_buff_head frags;	/* sorted by offset */
 };
@@ -88,6 +99,22 @@ static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_re
 }
 
 /*
+ * Reserve @more bytes for a large message that holds @own already: if
+ * they fit within reasm_mem_max, or if it holds all there is (a message
+ * alone always fits). Nothing is added unless it fits.
+ */
+static bool ics_reasm_reserve(struct ics_bind *b, unsigned long more, unsigned long own)
+{
+	long held = atomic_long_read(&b->reasm_large);
+
+	do {
+		if ((unsigned long)held != own && held + more > ics_reasm_mem_max)
+			return false;
+	} while (!atomic_long_try_cmpxchg(&b->reasm_large, &held, held + more));
+	return true;
+}
+
+/*
  * May a message whose fragment @skb comes first begin (see above)? 0, or
  * -EAGAIN: not now (refused, the sender resends it), or -EINVAL: a large
  * message begun anywhere but at its start, as no sender does (taken and
@@ -96,7 +123,7 @@ static void ics_reasm_free(struct ics_bind *b, struct ics_peer *p, struct ics_re
 static int ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct ics_frag *f,
 			   const struct sk_buff *skb, unsigned long *resv)
 {
-	unsigned long est, held;
+	unsigned long est;
 
 	*resv = 0;
 	if (f->msg_len <= ICS_LARGE_MSG)
@@ -107,9 +134,7 @@ static int ics_reasm_admit(struct ics_bind *b, struct ics_peer *p, const struct 
 		return -EAGAIN;
 	est = min_t(u64, (u64)DIV_ROUND_UP(f->msg_len, max(skb->len, 1U)) * skb->truesize,
 		    ics_reasm_cap(f->msg_len));
-	held = atomic_long_fetch_add(est, &b->reasm_large);
-	if (held && held + est > ics_reasm_mem_max) {
-		atomic_long_sub(est, &b->reasm_large);
+	if (!ics_reasm_reserve(b, est, 0)) {
 		WRITE_ONCE(b->reasm_wanted_ns, ktime_get_ns());	/* see ics_reasm_stale() */
 		return -EAGAIN;
 	}
@@ -145,6 +170,7 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	if (f->msg_len > ICS_LARGE_MSG) {
 		r->large = true;
 		r->resv = resv;
+		r->per = skb->truesize;
 		p->reasm_large = true;
 	}
 	r->msg_id = f->msg_id;
@@ -156,8 +182,11 @@ static struct ics_reasm *ics_reasm_find(struct ics_bind *b, struct ics_peer *p,
 	return r;
 }
 
-/* Insert @skb at its offset; false if it overlaps a fragment already held. */
-static bool ics_reasm_insert(struct ics_reasm *r, struct sk_buff *skb)
+/*
+ * Where @skb goes, by its offset: after the fragment returned (or the
+ * list head); NULL if it overlaps a fragment already held.
+ */
+static struct sk_buff *ics_reasm_where(struct ics_reasm *r, const struct sk_buff *skb)
 {
 	u32 off = ICS_CB(skb)->off, end = off + skb->len;
 	struct sk_buff *prev, *next;
@@ -169,11 +198,10 @@ static bool ics_reasm_insert(struct ics_reasm *r, struct sk_buff *skb)
 
 	next = prev->next;
 	if (prev != (struct sk_buff *)&r->frags && ICS_CB(prev)->off + prev->len > off)
-		return false;
+		return NULL;
 	if (next != (struct sk_buff *)&r->frags && ICS_CB(next)->off < end)
-		return false;
-	__skb_queue_after(&r->frags, prev, skb);
-	return true;
+		return NULL;
+	return prev;
 }
 
 /* Chain the sorted fragments into one skb: the head's frag_list, no copy. */
@@ -193,12 +221,44 @@ static struct sk_buff *ics_reasm_join(struct ics_reasm *r)
 	return head;
 }
 
-/* Called under peer->lock; consumes @skb. False if it was refused. */
-bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
-		   const struct ics_frag *f)
+/* Replace *@pskb by a copy in a buffer of its size; false if out of memory. */
+static bool ics_reasm_copy(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb, *c;
+
+	c = alloc_skb(skb->len, GFP_ATOMIC);
+	if (!c)
+		return false;
+	skb_copy_bits(skb, 0, skb_put(c, skb->len), skb->len);
+	consume_skb(skb);
+	*pskb = c;
+	return true;
+}
+
+/*
+ * Charge @r's large message @add more bytes of truesize: past its
+ * reservation, grow that within reasm_mem_max, or past it if @r holds all
+ * there is (see above). False if it cannot.
+ */
+static bool ics_reasm_grow(struct ics_bind *b, struct ics_reasm *r, unsigned long add)
+{
+	unsigned long charged = max(r->resv, r->truesize);
+
+	return r->truesize + add <= charged ||
+	       ics_reasm_reserve(b, r->truesize + add - charged, charged);
+}
+
+/*
+ * Called under peer->lock; consumes @skb. 0 if it was taken (or dropped
+ * as a duplicate or broken), -ENOMEM if it was refused for now, or
+ * -EOVERFLOW if its message was overrun (see above): the caller must drop
+ * the peer's session.
+ */
+int ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
+		  const struct ics_frag *f)
 {
 	struct ics_net *in = b->in;
-	struct sk_buff *msg;
+	struct sk_buff *msg, *prev;
 	struct ics_reasm *r;
 
 	lockdep_assert_held(&p->lock);
@@ -208,18 +268,14 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	/*
 	 * A fragment in a buffer far larger than itself (a small frame in a
 	 * page) is copied into one of its size, so that what a partial
-	 * message holds follows its length (ics_reasm_cap()).
+	 * message holds follows its length (ics_reasm_cap()). So is a large
+	 * message's first, whose truesize its estimate multiplies (see
+	 * above): a later one of its length or shorter, copied likewise when
+	 * it costs more, then never costs more.
 	 */
-	if (skb->truesize > 3 * SKB_TRUESIZE(skb->len)) {
-		struct sk_buff *c = alloc_skb(skb->len, GFP_ATOMIC);
-
-		if (!c)
-			goto nomem;
-		skb_copy_bits(skb, 0, skb_put(c, skb->len), skb->len);
-		consume_skb(skb);
-		skb = c;
-	}
-	ICS_CB(skb)->off = f->off;
+	if ((skb->truesize > 3 * SKB_TRUESIZE(skb->len) ||
+	     (!f->off && f->msg_len > ICS_LARGE_MSG)) && !ics_reasm_copy(&skb))
+		goto nomem;
 
 	r = ics_reasm_find(b, p, f, skb);
 	if (IS_ERR(r)) {
@@ -239,21 +295,33 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 	 */
 	if (f->off == 0 && skb_unclone(skb, GFP_ATOMIC))
 		goto refuse;
+	ICS_CB(skb)->off = f->off;
+	prev = ics_reasm_where(r, skb);
+	if (!prev) {
+		ics_count(in, ICS_STAT_RX_DUP_FRAG);
+		goto drop;
+	}
+	/* a later fragment of a large one costs what the first did, at most */
+	if (r->large && r->have && skb->truesize > r->per) {
+		if (!ics_reasm_copy(&skb))
+			goto nomem;
+		ICS_CB(skb)->off = f->off;
+	}
 	if (r->truesize + skb->truesize > ics_reasm_cap(r->msg_len)) {
 		/* taken, and the message dropped: the link goes on */
 		ics_count(in, ICS_STAT_RX_BAD_FRAG);
 		ics_reasm_free(b, p, r);
 		goto drop;
 	}
-	if (!ics_reasm_insert(r, skb)) {
-		ics_count(in, ICS_STAT_RX_DUP_FRAG);
-		goto drop;
+	if (r->large && !ics_reasm_grow(b, r, skb->truesize)) {
+		ics_count(in, ICS_STAT_REASM_OVERRUN);
+		ics_reasm_free(b, p, r);	/* counted here, not as dropped */
+		kfree_skb(skb);
+		return -EOVERFLOW;
 	}
+	__skb_queue_after(&r->frags, prev, skb);
 	ics_count_rx_frame(in, f->frame_len);	/* only frames that passed */
 	atomic_long_add(skb->truesize, &b->reasm_mem);
-	if (r->large && r->truesize + skb->truesize > r->resv)	/* past the estimate */
-		atomic_long_add(min_t(unsigned long, skb->truesize,
-				      r->truesize + skb->truesize - r->resv), &b->reasm_large);
 	r->truesize += skb->truesize;
 	r->have += skb->len;
 	if (r->have == r->msg_len) {
@@ -261,18 +329,18 @@ bool ics_reasm_rcv(struct ics_bind *b, struct ics_peer *p, struct sk_buff *skb,
 		ics_reasm_free(b, p, r);	/* frags is empty now */
 		ics_deliver(p, f->channel, f->msg_id, msg);
 	}
-	return true;
+	return 0;
 
 drop:
 	kfree_skb(skb);
-	return true;	/* taken: a duplicate or a broken sender's frame */
+	return 0;	/* taken: a duplicate or a broken sender's frame */
 refuse:
 	if (!r->have)
 		ics_reasm_free(b, p, r);
 nomem:
 	ics_count(in, ICS_STAT_REASM_NOMEM);
 	kfree_skb(skb);
-	return false;
+	return -ENOMEM;
 }
 
 /*

@@ -122,6 +122,9 @@ static void usage(FILE *f)
 "  -t, --truncate N        send only the first N bytes after the Ethernet header\n"
 "  -c, --count N           send the frame N times (default 1)\n"
 "      --alt-src MAC       every second frame of --count from this MAC\n"
+"      --next              each frame of --count after the first is the\n"
+"                          next fragment of the message: seq + 1,\n"
+"                          frag-off + frag-len\n"
 "  -v, --verbose           print the frame in hex on stderr\n"
 "      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
 "      --hello-size        print sizeof(struct ics_wire_hello) and exit\n"
@@ -235,7 +238,7 @@ enum {
 	O_ACK_SESS, O_ACK, O_INC, O_CHECK, O_BAD_CHECK, O_HELLO, O_H_INC,
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
-	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID, O_DST_INC,
+	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID, O_DST_INC, O_NEXT,
 };
 
 static const struct option longopts[] = {
@@ -248,6 +251,7 @@ static const struct option longopts[] = {
 	{ "truncate",		required_argument, NULL, 't' },
 	{ "count",		required_argument, NULL, 'c' },
 	{ "alt-src",		required_argument, NULL, O_ALT_SRC },
+	{ "next",		no_argument,       NULL, O_NEXT },
 	{ "verbose",		no_argument,       NULL, 'v' },
 	{ "help",		no_argument,       NULL, 'h' },
 	{ "version",		required_argument, NULL, O_VERSION },
@@ -398,8 +402,8 @@ int main(int argc, char **argv)
 	int hello = 0, ackf = 0, bad_check = 0, verbose = 0, have_src = 0, have_h_mtu = 0;
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char src[ETH_ALEN], alt_src[ETH_ALEN];
-	int have_alt = 0, answer = 0, rfd = -1;
-	unsigned int k = 0;
+	int have_alt = 0, answer = 0, rfd = -1, next = 0;
+	unsigned int k = 0, sent = 0;
 	static unsigned char frame[FRAME_MAX];
 	const char *ifname = NULL;
 	struct sockaddr_ll sll;
@@ -421,6 +425,7 @@ int main(int argc, char **argv)
 		case 't': truncate_to = num("truncate", optarg, FRAME_MAX); break;
 		case 'c': count = num("count", optarg, 1000000); break;
 		case O_ALT_SRC: parse_mac("alt-src", optarg, alt_src); have_alt = 1; break;
+		case O_NEXT: next = 1; break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: version = num("version", optarg, 0xff); break;
@@ -631,6 +636,13 @@ int main(int argc, char **argv)
 			memcpy(eh->ether_shost, k++ % 2 ? alt_src : src, ETH_ALEN);
 			if (flip >= 0)
 				((unsigned char *)h)[flip] ^= 1;	/* as it was sealed */
+			seal(eh, h, crc_len, check, bad_check, flip);
+		}
+		if (next && sent++) {
+			if (flip >= 0)
+				((unsigned char *)h)[flip] ^= 1;
+			h->seq = htonl(ntohl(h->seq) + 1);
+			h->frag_off = htonl(ntohl(h->frag_off) + ntohs(h->frag_len));
 			seal(eh, h, crc_len, check, bad_check, flip);
 		}
 		n = sendto(fd, frame, frame_len, 0, (struct sockaddr *)&sll, sizeof(sll));

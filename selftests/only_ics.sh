@@ -58,7 +58,7 @@ only_run()
 
 # Every frame the NIC took is counted: accepted (rx_frames), or under a
 # counter that says why not.
-RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem rx_auth_bad rx_no_key rx_replay"
+RX_KEYS="rx_frames rx_bad_len rx_bad_version rx_bad_cluster rx_bad_node rx_bad_channel rx_bad_type rx_bad_frag rx_dup_frag rx_node_conflict rx_bad_check rx_bad_hello rx_peer_down rx_bad_session rx_dup_frames rx_ooo_frames rx_over_window rx_unconfirmed reasm_nomem reasm_overrun rx_auth_bad rx_no_key rx_replay"
 
 rx_sum()	# NS
 {
@@ -209,6 +209,91 @@ test_attached_answers()
 		"$(tsvc_get "$NS_A" 'j["channels"]["TEST"]["answers"]')"
 }
 
+# overrun: nodes 2 and 3 (ics_inject) each begin a large message with a
+# 9000-byte frame, which makes node 1 reserve little for it (its
+# fragments times that frame's truesize), and go on with frames of
+# 492 bytes, the least a fragment may carry, each in a buffer of its own
+# (some 2.6 times its length). Node 2's message is 8 MiB; node 3's as
+# long as node 1 admits next to it with a tenth of reasm_mem_max
+# (32 MiB) to spare, as measured, and that alone would fit: together
+# they would cost more than reasm_mem_max. Node 1 must keep reassembly within it: the message that
+# runs past is overrun, its sender's session reset. Neither message is
+# finished (their last 1000 bytes are never sent).
+overrun_one()	# NODE MSG_LEN ICS_INJECT_ARGS...: frames of NODE's message
+{
+	local node=$1 len=$2
+	shift 2
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node "$node" --dst-node 1 \
+		--dst-inc "$INC_A" --msg-len "$len" "$@"
+}
+
+# overrun_frames: data frames node 1 dealt with (taken, refused after a
+# reset, overrun, refused for memory)
+overrun_frames()
+{
+	in_ns "$NS_A" icstat -j show | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+print(s["rx_frames"] + s["rx_bad_session"] + s["reasm_overrun"] + s["reasm_nomem"])'
+}
+
+reasm_get() { in_ns "$NS_A" icstat -j show | jget "j[\"$1\"]"; }
+
+overrun()
+{
+	local first=8916 len=492 big=$((8 << 20)) max=$((32 << 20)) f0 o0 r0 e m0 t l3 n2 n3 j rc=0
+	ics_unload || return 1
+	ip -n "$NS_A" link set veth0 mtu 9000 && ip -n "$NS_B" link set veth0 mtu 9000 || return 1
+	ics_load heartbeat_ms=$ICS_HB_LONG reasm_mem_max=$max && node2_join || return 1
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 3 --dst-node 1 \
+		--dst-inc "$INC_A" --hello --answer && wait_reachable "$NS_A" 3 || return 1
+	f0=$(overrun_frames) && o0=$(stat_get "$NS_A" reasm_overrun) &&
+		r0=$(stat_get "$NS_A" tx_resets) || return 1
+	# node 2's first frame, and 1000 short ones: what node 1 reserves, and
+	# what a short one costs it
+	overrun_one 2 $big --len $first --seq 1 --frag-off 0 &&
+		wait_eq 30 $((f0 + 1)) "node 1 took node 2's first frame" overrun_frames || return 1
+	e=$(reasm_get reasm_reserved) && m0=$(reasm_get reasm_mem) || return 1
+	overrun_one 2 $big --len $len --seq 2 --frag-off $first --next -c 1000 &&
+		wait_eq 30 $((f0 + 1001)) "node 1 took 1000 frames of node 2's" overrun_frames ||
+		return 1
+	t=$(( ($(reasm_get reasm_mem) - m0) / 1000 ))
+	l3=$(( (max * 9 / 10 - e) / (e / (big >> 10)) << 10 ))
+	# and no more than fits alone (after node 2's overrun, it is)
+	[ $l3 -le $((max * 8 / 10 / t * len)) ] || l3=$((max * 8 / 10 / t * len))
+	info "node 1 reserves $e B for 8 MiB; a fragment of $len B costs it $t B; node 3's message: $l3 B"
+	[ $((t * (big + l3) / len)) -gt $((max * 11 / 10)) ] ||
+		{ fail "premise: the two messages would cost $((t * (big + l3) / len)) B, not over reasm_mem_max"; return 1; }
+	n2=$(( (big - first - 1000 * len - 1000) / len ))
+	n3=$(( (l3 - first - 1000) / len ))
+	overrun_one 3 "$l3" --len $first --seq 1 --frag-off 0 &&
+		wait_eq 30 $((f0 + 1002)) "node 1 took node 3's first frame" overrun_frames || return 1
+	assert_eq "node 1 reasm_nomem: both admitted" 0 "$(stat_get "$NS_A" reasm_nomem)" || return 1
+	overrun_one 2 $big --len $len --seq 1002 --frag-off $((first + 1000 * len)) --next -c $n2 &&
+		overrun_one 3 "$l3" --len $len --seq 2 --frag-off $first --next -c $n3 || return 1
+	wait_eq 60 $((f0 + 1002 + n2 + n3)) "node 1 dealt with every data frame" overrun_frames ||
+		rc=1
+	j=$(in_ns "$NS_A" icstat -j show) || return 1
+	info "$(python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+print("node 1: reassembly holds %d B, reserves %d B of %d;" % (j["reasm_mem"], j["reasm_reserved"],
+      j["reasm_mem_max"]), " ".join("%s %d" % (k, j["stats"][k]) for k in
+      ("rx_frames", "rx_ooo_frames", "rx_over_window", "rx_bad_frag", "rx_bad_session",
+       "reasm_nomem", "reasm_overrun")))' "$j")"
+	python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+for k in ("reasm_reserved", "reasm_mem"):
+    if j[k] > j["reasm_mem_max"]:
+        print("# FAIL: node 1 %s %d, over reasm_mem_max %d" % (k, j[k], j["reasm_mem_max"]))
+        sys.exit(1)' "$j" || rc=1
+	assert_eq "node 1 reasm_overrun" $((o0 + 1)) "$(stat_get "$NS_A" reasm_overrun)" || rc=1
+	[ "$(stat_get "$NS_A" tx_resets)" -gt "$r0" ] ||
+		{ fail "node 1 sent the overrun message's sender no RESET"; rc=1; }
+	return $rc
+}
+
 step_add setup
 case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, RESET" \
 	sweep_only_acks
@@ -219,5 +304,6 @@ case_add "a claim per frame for one node id: its challenges answered at most onc
 case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
 case_add "link_timeout_ms=80: copies 40 ms apart each draw an ACK, back to back few do" paced_acks
+case_add "fragments that cost more than their first: reassembly stays within reasm_mem_max" overrun
 case_once "teardown: netns, module, kernel log" ics_teardown_check
 cases_run
