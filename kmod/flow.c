@@ -15,9 +15,10 @@
  * taken, so the handler must have room for a window's worth past the point
  * where it pauses (dev.c pauses at half its queue). Other channels go on.
  *
- * The paused channels are one word per instance, in->pause, in two halves
- * of bits: those the handlers paused, and those paused while waiting for
- * a handler (see below); a channel with either bit is paused. Above them a
+ * The paused channels are one word per instance, in->pause, in three sets
+ * of bits: those the handlers paused, those paused while waiting for a
+ * handler (see below), and those that hold messages their handler refused
+ * (ics_pause_held()); a channel with any bit is paused. Above them a
  * generation, + 1 at every change of the paused channels, and all of it
  * changed by cmpxchg so that a mask is never read with another change's
  * generation. Every ACK and every heartbeat carries the generation and
@@ -45,7 +46,9 @@
  * Only the channel's registered handler pauses or resumes its channel, or
  * ics on its behalf when it refuses a message (ics_pause_refused(); the
  * message is held, link_rx.c, and offered again from pause_work once the
- * channel resumes), or ics between two handlers. A handler that leaves (a
+ * handler resumes; the channel itself stays paused until every peer's
+ * held messages are taken, ics_pause_held()), or ics between two
+ * handlers. A handler that leaves (a
  * /dev/ics reader that exits, a client module unloaded) is replaced, in
  * one store, by a stand-in, ics_waiting, that refuses every message as a
  * handler that cannot keep up does, and its channel is paused once no
@@ -81,6 +84,7 @@ static void ics_gone_work(struct work_struct *w);
 void ics_flow_init(struct ics_net *in)
 {
 	atomic64_set(&in->pause, 0);
+	spin_lock_init(&in->held_lock);
 	INIT_WORK(&in->pause_work, ics_pause_work);
 	INIT_DELAYED_WORK(&in->gone_work, ics_gone_work);
 }
@@ -93,8 +97,8 @@ void ics_flow_exit(struct ics_net *in)
 }
 
 /*
- * Set the bits @set and clear the bits @clear of the pause word (both of
- * the two lower halves); true if it changed. The generation grows by one
+ * Set the bits @set and clear the bits @clear of the pause word (any of
+ * the three sets); true if it changed. The generation grows by one
  * (modulo 2^16 on the wire) when the paused channels change.
  */
 static bool ics_pause_change(struct ics_net *in, u64 set, u64 clear)
@@ -112,7 +116,7 @@ static bool ics_pause_change(struct ics_net *in, u64 set, u64 clear)
 	return true;
 }
 
-/* Set @ch's bit in the half @shift (0, or ICS_PAUSE_WAIT) to @pause. */
+/* Set @ch's bit in the set @shift (0, ICS_PAUSE_WAIT or ICS_PAUSE_HELD) to @pause. */
 static bool ics_pause_set(struct ics_net *in, unsigned int ch, unsigned int shift, bool pause)
 {
 	u64 bit = BIT_ULL(ch + shift);
@@ -121,7 +125,7 @@ static bool ics_pause_set(struct ics_net *in, unsigned int ch, unsigned int shif
 }
 
 /*
- * Resume @ch's half @shift: the resume counts before it clears the bit
+ * Resume @ch's set @shift: the resume counts before it clears the bit
  * (see ics_pause_refused()); what was held is offered again.
  */
 static void ics_resume(struct ics_net *in, unsigned int ch, unsigned int shift)
@@ -153,6 +157,30 @@ void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool wa
 	smp_mb__after_atomic();		/* the bit before the count, see above */
 	if (atomic_read(&in->resumes[ch]) != resumes)
 		ics_resume(in, ch, shift);
+}
+
+/*
+ * A peer's messages held for @ch's handler began (@held) or all went
+ * (link_rx.c). While any peer's are held the channel is paused for every
+ * peer, in the set ICS_PAUSE_HELD: its handler is behind, and what it has
+ * not taken must not grow by a window at each of its resumes. The last
+ * peer's held taken resumes it. held_lock orders the count with the bit.
+ */
+void ics_pause_held(struct ics_net *in, unsigned int ch, bool held)
+{
+	bool resumed = false;
+
+	BUILD_BUG_ON(ICS_MAX_NODES > U8_MAX);	/* held_peers[] */
+	spin_lock_bh(&in->held_lock);
+	if (held) {
+		if (!in->held_peers[ch]++)
+			ics_pause_set(in, ch, ICS_PAUSE_HELD, true);
+	} else if (!WARN_ON_ONCE(!in->held_peers[ch]) && !--in->held_peers[ch]) {
+		resumed = ics_pause_set(in, ch, ICS_PAUSE_HELD, false);
+	}
+	spin_unlock_bh(&in->held_lock);
+	if (resumed)	/* to tell the peers */
+		queue_work(system_highpri_wq, &in->pause_work);
 }
 
 /* The handler of @ch pauses or resumes it. */

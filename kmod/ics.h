@@ -183,8 +183,12 @@ struct ics_net {
 	struct blocking_notifier_head notifier;	/* in-kernel event listeners */
 
 	/* flow control (flow.c) */
-	atomic64_t pause;		/* gen << 32 | waiting << 16 | paused (flow.c) */
+	/* gen << 48 | held << 32 | waiting << 16 | paused (flow.c) */
+	atomic64_t pause;
 	atomic_t resumes[ICS_CHANNELS];	/* resume calls per channel (flow.c) */
+	/* held_lock: peers holding messages on the channel (flow.c) */
+	spinlock_t held_lock;
+	u8 held_peers[ICS_CHANNELS];
 	/* tells the peers of a resume, offers held messages again (flow.c) */
 	struct work_struct pause_work;
 	bool pause_tick;		/* xchg: pause_work queued by a heartbeat */
@@ -347,13 +351,17 @@ struct ics_link {
 	u32 pause_sent;			/* the pause word our last ACK carried */
 	/*
 	 * Messages a handler refused, in order, per channel (link_rx.c); their
-	 * charge as the sender counts it; the channels with any (READ_ONCE
-	 * outside the lock); those whose held messages were all taken lately,
-	 * which ACKs tell; ACKs still to repeat after some were taken.
+	 * charge as the sender counts it (the rest of a bundle: its bytes or
+	 * its truesize); the channels with any (READ_ONCE
+	 * outside the lock), and of those the ones they keep paused for every
+	 * peer (flow.c, ics_pause_held()); those whose held messages were all
+	 * taken lately, which ACKs tell; ACKs still to repeat after some were
+	 * taken.
 	 */
 	struct sk_buff_head held[ICS_CHANNELS];
 	u64 held_bytes[ICS_CHANNELS];
 	u16 rx_held;
+	u16 held_pausing;
 	u16 told;
 	u8 held_echo;
 	bool rx_busy;			/* a frame refused for memory: say BUSY */
@@ -682,6 +690,7 @@ void ics_link_held_purge(struct ics_peer *p);
 /* rx.c */
 int ics_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 	    struct net_device *orig_dev);
+bool ics_deliver_note(struct ics_peer *p, u8 channel, u32 msg_id, u32 len);
 void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb);
 int ics_offer(struct ics_peer *p, u8 channel, struct sk_buff *skb);
 
@@ -691,6 +700,7 @@ void ics_peers_free(struct ics_bind *b);
 void ics_node_chans_reset(struct ics_net *in);
 
 /* reasm.c */
+/* A held bundle's rest reuses all but channel (link_rx.c, ics_hold_rest()). */
 struct ics_frag {
 	u32 frame_len;		/* ics header + payload, for rx_bytes */
 	u32 msg_id;
@@ -744,6 +754,7 @@ void ics_flow_init(struct ics_net *in);
 void ics_flow_exit(struct ics_net *in);
 void __ics_channel_pause(struct ics_net *in, unsigned int ch, bool pause);
 void ics_pause_refused(struct ics_net *in, unsigned int ch, int resumes, bool waiting);
+void ics_pause_held(struct ics_net *in, unsigned int ch, bool held);
 extern struct ics_handler ics_waiting;
 void ics_handler_left(struct ics_net *in, unsigned int ch);
 void ics_handler_came(struct ics_net *in, unsigned int ch);
@@ -758,16 +769,19 @@ static inline bool ics_handler_present(struct ics_net *in, unsigned int ch)
 }
 
 /*
- * in->pause: the generation from bit 32, the channels paused while waiting
- * for a handler from bit ICS_PAUSE_WAIT, those their handlers paused from 0.
+ * in->pause: the generation from bit 48, the channels paused while
+ * messages are held for their handler from bit ICS_PAUSE_HELD, while
+ * waiting for a handler from bit ICS_PAUSE_WAIT, those their handlers
+ * paused from 0.
  */
 #define ICS_PAUSE_WAIT		16
-#define ICS_PAUSE_GEN_ONE	BIT_ULL(32)
+#define ICS_PAUSE_HELD		32
+#define ICS_PAUSE_GEN_ONE	BIT_ULL(48)
 
 /* The paused channels of in->pause's value @v. */
 static inline u16 ics_pause_mask(u64 v)
 {
-	return (u16)(v | v >> ICS_PAUSE_WAIT);
+	return (u16)(v | v >> ICS_PAUSE_WAIT | v >> ICS_PAUSE_HELD);
 }
 
 /* The paused channels now, as the wire has them: gen << 16 | mask. */
@@ -775,7 +789,18 @@ static inline u32 ics_pause_word(struct ics_net *in)
 {
 	u64 v = atomic64_read(&in->pause);
 
-	return (u32)(v >> 32) << 16 | ics_pause_mask(v);
+	return (u32)(v >> 48) << 16 | ics_pause_mask(v);
+}
+
+/*
+ * The channels whose handler does not take messages now: paused by it, or
+ * waiting for one. Held messages are offered to the others.
+ */
+static inline u16 ics_pause_handlers(struct ics_net *in)
+{
+	u64 v = atomic64_read(&in->pause);
+
+	return (u16)(v | v >> ICS_PAUSE_WAIT);
 }
 
 /* A pause word as an ACK or a heartbeat carries it. */

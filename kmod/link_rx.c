@@ -27,8 +27,9 @@
  *
  * A message a handler refuses (it cannot take more now), or the stand-in
  * for a handler that left refuses (flow.c), is held here, with every later
- * one of that peer's on the channel, until the channel resumes (flow.c
- * offers them again); until then our ACKs tell the
+ * one of that peer's on the channel, until its handler resumes (flow.c
+ * offers them again; the channel stays paused on the wire until they are
+ * all taken, ics_pause_held()); until then our ACKs tell the
  * sender, by channel, the last message taken, and its messages held are
  * not done for it. A channel holds at most what an honest sender may still
  * send once it is paused (a receive window of frames and the rest of the
@@ -92,48 +93,6 @@ void __ics_link_rx_reset(struct ics_peer *p, bool restart)
 	__ics_reasm_flush(p->b, p, ICS_REASM_ALL);
 }
 
-/*
- * Deliver the messages of the bundle @skb (rx.c checked that its records
- * tile it), each copied into an skb of its own: they are small, and a
- * reader may keep one long after the others. False, @skb consumed, if
- * memory runs out on the way (counted as reasm_nomem): the frame is not
- * taken, the sender resends it, and the messages delivered already are
- * then recognised by msg_id.
- */
-static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct ics_frag *f)
-{
-	struct ics_net *in = p->b->in;
-	struct ics_wire_brec r;
-	struct sk_buff *m;
-	u32 off = 0, k = 0, len;
-
-	while (off < skb->len) {
-		if (skb_copy_bits(skb, off, &r, sizeof(r)))
-			goto fail;	/* not reached: rx.c checked */
-		len = ntohs(r.len);
-		off += sizeof(r);
-		m = alloc_skb(len, GFP_ATOMIC);
-		if (!m)
-			goto fail;
-		if (skb_copy_bits(skb, off, skb_put(m, len), len)) {
-			kfree_skb(m);
-			goto fail;
-		}
-		ics_deliver(p, f->channel, f->msg_id + k, m);
-		off += len;
-		k++;
-	}
-	ics_count_rx_frame(in, f->frame_len);
-	ics_count(in, ICS_STAT_RX_BUNDLES);
-	ics_stat_add(in->stats->ctr[ICS_STAT_RX_BUNDLED], k);
-	consume_skb(skb);
-	return true;
-fail:
-	ics_count(in, ICS_STAT_REASM_NOMEM);
-	kfree_skb(skb);
-	return false;
-}
-
 /* The most a channel holds for its handler from one peer: see above. */
 static u64 ics_held_max(const struct ics_peer *p)
 {
@@ -144,20 +103,22 @@ static u64 ics_held_max(const struct ics_peer *p)
 #define ICS_OFFER_BUDGET	64
 
 /*
- * @skb, message @msg_id of @channel, waits for the channel's handler: after
- * those held already, or refused by it. Under @p's lock.
+ * @skb waits for @channel's handler, after what is held already: @n
+ * messages, charged @charge bytes. Under @p's lock.
  */
-void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
+static void __ics_hold(struct ics_peer *p, u8 channel, struct sk_buff *skb, u32 charge, u32 n)
 {
 	struct ics_link *l = &p->link;
 	struct ics_net *in = p->b->in;
 
-	lockdep_assert_held(&p->lock);
-	ICS_RXCB(skb)->f.msg_id = msg_id;
 	__skb_queue_tail(&l->held[channel], skb);
-	l->held_bytes[channel] += ics_msg_cost(skb->len);
-	WRITE_ONCE(l->rx_held, l->rx_held | BIT(channel));
-	ics_count(in, ICS_STAT_RX_HELD);
+	l->held_bytes[channel] += charge;
+	if (!(l->rx_held & BIT(channel))) {
+		WRITE_ONCE(l->rx_held, l->rx_held | BIT(channel));
+		l->held_pausing |= BIT(channel);
+		ics_pause_held(in, channel, true);
+	}
+	ics_stat_add(in->stats->ctr[ICS_STAT_RX_HELD], n);
 	/*
 	 * A refusal leaves the channel paused (ics_offer()); if it is not, it
 	 * was resumed since, and what is held is offered again now (and once
@@ -166,13 +127,110 @@ void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
 	 * the load, as the resume's bit goes before its queue_work().
 	 */
 	smp_mb();
-	if (!(ics_pause_word(in) & BIT(channel)))
+	if (!(ics_pause_handlers(in) & BIT(channel)))
 		queue_work(system_highpri_wq, &in->pause_work);
 }
 
 /*
+ * @skb, message @msg_id of @channel, waits for the channel's handler: after
+ * those held already, or refused by it. Under @p's lock.
+ */
+void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
+{
+	struct ics_frag *f = &ICS_RXCB(skb)->f;
+
+	lockdep_assert_held(&p->lock);
+	f->msg_id = msg_id;
+	f->bundle = false;
+	__ics_hold(p, channel, skb, ics_msg_cost(skb->len), 1);
+}
+
+/*
+ * The rest of the bundle @skb, from its record at @off (message @msg_id)
+ * on, waits behind the messages held on its channel: as one skb, charged
+ * its bytes left and one message's overhead, or its truesize if more, and
+ * not as an skb per message (an empty one takes some 768 bytes: a window
+ * of bundles would take sixteen times its size). Its messages count as
+ * received now, as ics_deliver() counts them. In its cb: f.bundle set;
+ * f.off, the next record; f.msg_id, its message; f.frame_len, the
+ * records left; f.msg_len, the charge. Under @p's lock; consumes @skb.
+ */
+static void ics_hold_rest(struct ics_peer *p, struct sk_buff *skb, u8 channel, u32 off,
+			  u32 msg_id)
+{
+	struct ics_frag *f = &ICS_RXCB(skb)->f;
+	struct ics_wire_brec r;
+	u32 o, n = 0;
+
+	/* resent messages are the first ones, if any: their ids only grow */
+	for (o = off; o < skb->len; o += sizeof(r) + ntohs(r.len), msg_id++) {
+		skb_copy_bits(skb, o, &r, sizeof(r));	/* rx.c checked */
+		if (!ics_deliver_note(p, channel, msg_id, ntohs(r.len)))
+			continue;
+		if (!n++) {
+			off = o;
+			f->msg_id = msg_id;
+		}
+	}
+	if (!n) {
+		consume_skb(skb);
+		return;
+	}
+	/* a frame in a buffer far larger than itself is copied, as reasm.c does */
+	if (skb->truesize > 3 * SKB_TRUESIZE(skb->len - off)) {
+		struct sk_buff *c = alloc_skb(skb->len - off, GFP_ATOMIC);
+
+		if (c) {
+			skb_copy_bits(skb, off, skb_put(c, skb->len - off), skb->len - off);
+			memcpy(c->cb, skb->cb, sizeof(c->cb));
+			consume_skb(skb);
+			skb = c;
+			f = &ICS_RXCB(skb)->f;
+			off = 0;
+		}
+	}
+	f->bundle = true;
+	f->off = off;
+	f->frame_len = n;
+	f->msg_len = max_t(u64, ics_msg_cost(skb->len - off), skb->truesize);
+	__ics_hold(p, channel, skb, f->msg_len, n);
+}
+
+/*
+ * Offer the next message of the rest of a bundle @skb held on @ch: false
+ * if it was refused, or memory ran out (offered again later). True if it
+ * was taken: then, if it was the last, @skb is unlinked and freed.
+ */
+static bool ics_rest_offer(struct ics_peer *p, u8 ch, struct sk_buff *skb)
+{
+	struct ics_frag *f = &ICS_RXCB(skb)->f;
+	struct ics_wire_brec r;
+	struct sk_buff *m;
+	u32 len;
+
+	skb_copy_bits(skb, f->off, &r, sizeof(r));
+	len = ntohs(r.len);
+	m = alloc_skb(len, GFP_ATOMIC);
+	if (!m)
+		return false;
+	skb_copy_bits(skb, f->off + sizeof(r), skb_put(m, len), len);
+	if (ics_offer(p, ch, m)) {
+		consume_skb(m);
+		return false;
+	}
+	f->off += sizeof(r) + len;
+	f->msg_id++;
+	if (!--f->frame_len) {
+		__skb_unlink(skb, &p->link.held[ch]);
+		p->link.held_bytes[ch] -= f->msg_len;
+		consume_skb(skb);
+	}
+	return true;
+}
+
+/*
  * Offer the held messages to their handlers again, in order, on every
- * channel not paused now, until one is refused, at most ICS_OFFER_BUDGET
+ * channel whose handler is not paused now, until one is refused, at most ICS_OFFER_BUDGET
  * of them (*@again set if some were left for another run); true if any
  * was taken. Process context, under rcu_read_lock() (flow.c).
  */
@@ -187,10 +245,11 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 	u32 id, len;
 	int ch;
 
-	chans &= ~(unsigned long)(ics_pause_word(in) & 0xffff);
+	chans &= ~(unsigned long)ics_pause_handlers(in);
 	if (!chans)
 		return false;
 	spin_lock_bh(&p->lock);
+	chans &= l->rx_held;	/* a purge may have come before the lock */
 	for_each_set_bit(ch, &chans, ICS_CHANNELS) {
 		while ((skb = skb_peek(&l->held[ch]))) {
 			if (!budget) {
@@ -198,6 +257,12 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 				break;
 			}
 			budget--;
+			if (ICS_RXCB(skb)->f.bundle) {
+				if (!ics_rest_offer(p, ch, skb))
+					break;
+				taken = true;
+				continue;
+			}
 			/* the handler owns cb while it looks: what we keep there goes first */
 			id = ICS_RXCB(skb)->f.msg_id;
 			len = skb->len;
@@ -206,6 +271,7 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 				/* it must leave a message it refuses as it was */
 				WARN_ON_ONCE(skb->len != len);
 				ICS_RXCB(skb)->f.msg_id = id;
+				ICS_RXCB(skb)->f.bundle = false;
 				__skb_queue_head(&l->held[ch], skb);
 				break;
 			}
@@ -215,6 +281,10 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 		if (skb_queue_empty(&l->held[ch])) {
 			WRITE_ONCE(l->rx_held, l->rx_held & ~BIT(ch));
 			l->told |= BIT(ch);	/* until the repeats went */
+			if (l->held_pausing & BIT(ch)) {
+				l->held_pausing &= ~BIT(ch);
+				ics_pause_held(in, ch, false);
+			}
 		}
 	}
 	if (taken)
@@ -230,19 +300,70 @@ bool ics_link_held_offer(struct ics_peer *p, bool *again)
 void ics_link_held_purge(struct ics_peer *p)
 {
 	struct ics_link *l = &p->link;
+	struct sk_buff *skb;
 	u32 n = 0;
 	int ch;
 
 	for (ch = 0; ch < ICS_CHANNELS; ch++) {
-		n += skb_queue_len(&l->held[ch]);
+		skb_queue_walk(&l->held[ch], skb)
+			n += ICS_RXCB(skb)->f.bundle ? ICS_RXCB(skb)->f.frame_len : 1;
 		__skb_queue_purge(&l->held[ch]);
 		l->held_bytes[ch] = 0;
+		if (l->held_pausing & BIT(ch))
+			ics_pause_held(p->b->in, ch, false);
 	}
+	l->held_pausing = 0;
 	WRITE_ONCE(l->rx_held, 0);
 	l->told = 0;
 	WRITE_ONCE(l->held_echo, 0);	/* nothing left to repeat */
 	if (n)
 		ics_stat_add(p->b->in->stats->ctr[ICS_STAT_RX_HELD_DROPS], n);
+}
+
+/*
+ * Deliver the messages of the bundle @skb (rx.c checked that its records
+ * tile it), each copied into an skb of its own: they are small, and a
+ * reader may keep one long after the others; once its channel holds
+ * messages (its handler refused one), the rest waits as one skb
+ * (ics_hold_rest()). False, @skb consumed, if memory runs out on the way
+ * (counted as reasm_nomem): the frame is not taken, the sender resends
+ * it, and the messages delivered already are then recognised by msg_id.
+ */
+static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct ics_frag *f)
+{
+	struct ics_net *in = p->b->in;
+	struct ics_wire_brec r;
+	struct sk_buff *m;
+	u32 off = 0, k = 0, len, n;
+
+	for (n = 0; off < skb->len; n++) {	/* records, for the counters */
+		skb_copy_bits(skb, off, &r, sizeof(r));	/* rx.c checked */
+		off += sizeof(r) + ntohs(r.len);
+	}
+	for (off = 0; off < skb->len; off += len, k++) {
+		if (!skb_queue_empty(&p->link.held[f->channel])) {
+			ics_hold_rest(p, skb, f->channel, off, f->msg_id + k);
+			skb = NULL;
+			break;
+		}
+		skb_copy_bits(skb, off, &r, sizeof(r));
+		len = ntohs(r.len);
+		off += sizeof(r);
+		m = alloc_skb(len, GFP_ATOMIC);
+		if (!m)
+			goto fail;
+		skb_copy_bits(skb, off, skb_put(m, len), len);
+		ics_deliver(p, f->channel, f->msg_id + k, m);
+	}
+	ics_count_rx_frame(in, f->frame_len);
+	ics_count(in, ICS_STAT_RX_BUNDLES);
+	ics_stat_add(in->stats->ctr[ICS_STAT_RX_BUNDLED], n);
+	consume_skb(skb);
+	return true;
+fail:
+	ics_count(in, ICS_STAT_REASM_NOMEM);
+	kfree_skb(skb);
+	return false;
 }
 
 /*
@@ -259,6 +380,14 @@ static int ics_link_take(struct ics_peer *p, struct sk_buff *skb)
 	/* a message begun is finished: only a new one waits */
 	if (!f.off && p->link.held_bytes[f.channel] > ics_held_max(p)) {
 		ics_count(in, ICS_STAT_RX_HELD_FULL);
+		/*
+		 * No sender that heeds pauses gets here: its held messages
+		 * no longer keep the channel paused for the other peers.
+		 */
+		if (p->link.held_pausing & BIT(f.channel)) {
+			p->link.held_pausing &= ~BIT(f.channel);
+			ics_pause_held(in, f.channel, false);
+		}
 		kfree_skb(skb);
 		return -ENOMEM;
 	}

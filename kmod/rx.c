@@ -98,29 +98,39 @@ static bool ics_bundle_ok(const struct sk_buff *skb, u32 len)
 	return off == len && n >= 2;
 }
 
-/* Called under peer->lock, in order (link_rx.c); consumes @skb. */
-void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
+/*
+ * Message @msg_id of @len bytes on @channel is received: count it, and
+ * remember it; false if it was already (resent after a session restart,
+ * but delivered before: once only). Under peer->lock, in order.
+ */
+bool ics_deliver_note(struct ics_peer *p, u8 channel, u32 msg_id, u32 len)
 {
 	struct ics_net *in = p->b->in;
 	struct ics_chan_stats __percpu *cs = &in->stats->chan[channel];
 	struct ics_link *l = &p->link;
-	u32 len = skb->len;
 
 	lockdep_assert_held(&p->lock);
-	/* Resent after a session restart, but delivered before: once only. */
 	if ((l->rx_last_valid & BIT(channel)) && !ics_before(l->rx_last_msg[channel], msg_id)) {
 		ics_count(in, ICS_STAT_RX_DUP_MSGS);
-		consume_skb(skb);
-		return;
+		return false;
 	}
 	l->rx_last_valid |= BIT(channel);
 	l->rx_last_msg[channel] = msg_id;
 
 	ics_count_dir(&cs->rx, len);
 	ics_count_node(&p->rx_chans->ch[channel], len);
+	return true;
+}
 
+/* Called under peer->lock, in order (link_rx.c); consumes @skb. */
+void ics_deliver(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
+{
+	if (!ics_deliver_note(p, channel, msg_id, skb->len)) {
+		consume_skb(skb);
+		return;
+	}
 	/* After the messages held before it, or if its handler (or the stand-in) refuses it. */
-	if (!skb_queue_empty(&l->held[channel]) || ics_offer(p, channel, skb))
+	if (!skb_queue_empty(&p->link.held[channel]) || ics_offer(p, channel, skb))
 		ics_hold(p, channel, msg_id, skb);
 }
 

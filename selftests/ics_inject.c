@@ -125,6 +125,8 @@ static void usage(FILE *f)
 "      --next              each frame of --count after the first is the\n"
 "                          next fragment of the message: seq + 1,\n"
 "                          frag-off + frag-len\n"
+"      --msg-step N        with --next, the next message instead: msg-id\n"
+"                          + N (a bundle of N records), frag-off as is\n"
 "  -v, --verbose           print the frame in hex on stderr\n"
 "      --hdr-size          print sizeof(struct ics_wire_hdr) and exit\n"
 "      --hello-size        print sizeof(struct ics_wire_hello) and exit\n"
@@ -239,6 +241,7 @@ enum {
 	O_H_MTU, O_H_MS, O_H_FLAGS, O_ACK_FRAME, O_ACK_WINDOW, O_SACK_BITS,
 	O_SACK, O_HDR_SIZE, O_CRC, O_FLIP, O_H_SEQ, O_H_SEEN, O_H_VOTES, O_HELLO_SIZE,
 	O_ANSWER, O_PAUSED, O_PAUSE_GEN, O_PAYLOAD, O_KEY_ID, O_DST_INC, O_NEXT,
+	O_MSG_STEP,
 };
 
 static const struct option longopts[] = {
@@ -252,6 +255,7 @@ static const struct option longopts[] = {
 	{ "count",		required_argument, NULL, 'c' },
 	{ "alt-src",		required_argument, NULL, O_ALT_SRC },
 	{ "next",		no_argument,       NULL, O_NEXT },
+	{ "msg-step",		required_argument, NULL, O_MSG_STEP },
 	{ "verbose",		no_argument,       NULL, 'v' },
 	{ "help",		no_argument,       NULL, 'h' },
 	{ "version",		required_argument, NULL, O_VERSION },
@@ -403,7 +407,7 @@ int main(int argc, char **argv)
 	unsigned char dst[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char src[ETH_ALEN], alt_src[ETH_ALEN];
 	int have_alt = 0, answer = 0, rfd = -1, next = 0;
-	unsigned int k = 0, sent = 0;
+	unsigned int k = 0, sent = 0, msg_step = 0;
 	static unsigned char frame[FRAME_MAX];
 	const char *ifname = NULL;
 	struct sockaddr_ll sll;
@@ -426,6 +430,7 @@ int main(int argc, char **argv)
 		case 'c': count = num("count", optarg, 1000000); break;
 		case O_ALT_SRC: parse_mac("alt-src", optarg, alt_src); have_alt = 1; break;
 		case O_NEXT: next = 1; break;
+		case O_MSG_STEP: msg_step = num("msg-step", optarg, UINT32_MAX); break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: version = num("version", optarg, 0xff); break;
@@ -642,7 +647,10 @@ int main(int argc, char **argv)
 			if (flip >= 0)
 				((unsigned char *)h)[flip] ^= 1;
 			h->seq = htonl(ntohl(h->seq) + 1);
-			h->frag_off = htonl(ntohl(h->frag_off) + ntohs(h->frag_len));
+			if (msg_step)
+				h->msg_id = htonl(ntohl(h->msg_id) + msg_step);
+			else
+				h->frag_off = htonl(ntohl(h->frag_off) + ntohs(h->frag_len));
 			seal(eh, h, crc_len, check, bad_check, flip);
 		}
 		n = sendto(fd, frame, frame_len, 0, (struct sockaddr *)&sll, sizeof(sll));

@@ -699,6 +699,18 @@ wait_eq()
 }
 
 # wait_file SECS DESC FILE: until FILE exists (an ics_dev.py mark).
+# bg_stop PID...: kill background jobs started with & and what they run.
+bg_stop()
+{
+	local p
+	for p in "$@"; do
+		pkill -9 -P "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	return 0
+}
+
 wait_file() { wait_eq "$1" yes "$2" sh -c "[ -e $3 ] && echo yes"; }
 
 # wait_counter NS COUNTER MIN: until the instance counter reaches MIN

@@ -294,6 +294,50 @@ for k in ("reasm_reserved", "reasm_mem"):
 	return $rc
 }
 
+# held_bundles: node 2 (ics_inject) sends a window of bundle frames on
+# TEST, 511 of 9000 bytes with 2229 empty messages each, at node 1's
+# reader there, which has a 4 KiB buffer and reads nothing; then a
+# message on DLM, whose reader takes it. Past what the reader's buffer
+# took, the rest of each bundle waits as its frame, charged its size or
+# truesize: a window of them is within what a channel may hold, so no
+# frame is refused for that bound (rx_held_full) and the DLM message
+# behind them is read. An skb per empty message, charged 64 bytes each,
+# would pass the bound at the 150th frame (and take some 250 MiB).
+held_bundles()
+{
+	local d=$ICS_TMP/bundles dev="python3 $ICS_SRC_DIR/ics_dev.py" full0 held0 slow fast ch
+	local rc=0
+	rm -rf "$d" && mkdir "$d" || return 1
+	ics_unload || return 1
+	ip -n "$NS_A" link set veth0 mtu 9000 && ip -n "$NS_B" link set veth0 mtu 9000 || return 1
+	ics_load heartbeat_ms=$ICS_HB_LONG && node2_join || return 1
+	in_ns "$NS_A" $dev sink "$(ch_id TEST)" 4096 "$d/mark.TEST" "$d/go.TEST" &
+	slow=$!
+	echo 1 > "$d/go.DLM"
+	in_ns "$NS_A" $dev sink "$(ch_id DLM)" 65536 "$d/mark.DLM" "$d/go.DLM" &
+	fast=$!
+	for ch in TEST DLM; do
+		wait_file 30 "$ch reader bound" "$d/mark.$ch" || { bg_stop $slow $fast; return 1; }
+	done
+	full0=$(stat_get "$NS_A" rx_held_full) && held0=$(stat_get "$NS_A" rx_held) || return 1
+	in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
+		--dst-inc "$INC_A" --sess 0x1c5c0002 --flags 0x80 --channel "$(ch_id TEST)" \
+		--len 8916 --byte 0 --msg-len 8916 --msg-id 1 --seq 1 --next --msg-step 2229 \
+		-c 511 &&
+		in_ns "$NS_B" "$ICS_INJECT" -i veth0 -d $MAC_A --src-node 2 --dst-node 1 \
+			--dst-inc "$INC_A" --sess 0x1c5c0002 --channel "$(ch_id DLM)" --len 8 \
+			--msg-len 8 --msg-id 1 --seq 512 || rc=1
+	wait $fast || { fail "node 1's DLM reader did not read the message behind the bundles"; rc=1; }
+	info "node 1: rx_held +$(($(stat_get "$NS_A" rx_held) - held0))," \
+		"rx_held_full +$(($(stat_get "$NS_A" rx_held_full) - full0)), rx_bundles" \
+		"$(stat_get "$NS_A" rx_bundles), rx_ooo_frames $(stat_get "$NS_A" rx_ooo_frames)"
+	[ $(($(stat_get "$NS_A" rx_held) - held0)) -gt 100000 ] ||
+		{ fail "premise: node 1's TEST reader refused too few messages"; rc=1; }
+	assert_eq "node 1 rx_held_full" "$full0" "$(stat_get "$NS_A" rx_held_full)" || rc=1
+	bg_stop $slow
+	return $rc
+}
+
 step_add setup
 case_add "ics.ko alone: every frame type and flags value draws only ACK, HELLO, RESET" \
 	sweep_only_acks
@@ -305,5 +349,7 @@ case_add "ics_test loaded, attached nowhere: the same" test_loaded_idle
 case_add "ics_test attached to TEST: it answers an ECHO with data" test_attached_answers
 case_add "link_timeout_ms=80: copies 40 ms apart each draw an ACK, back to back few do" paced_acks
 case_add "fragments that cost more than their first: reassembly stays within reasm_mem_max" overrun
+case_add "a window of bundles of empty messages for a stopped reader: held as frames, DLM flows" \
+	held_bundles
 case_once "teardown: netns, module, kernel log" ics_teardown_check
 cases_run

@@ -26,18 +26,6 @@ M=("")
 
 dev_in() { local ns=$1; shift; in_ns "$ns" $DEV "$@"; }
 
-# bg_stop PID...: kill background jobs started with & and what they run.
-bg_stop()
-{
-	local p
-	for p in "$@"; do
-		pkill -9 -P "$p" 2>/dev/null
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	return 0
-}
-
 # The parameter that bounds receive memory (its name, for older modules too).
 rx_mem_param() { modinfo -p "$ICS_KO" | sed -n 's/^\(rx_mem_max\|reasm_mem_max\):.*/\1/p'; }
 

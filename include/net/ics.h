@@ -29,13 +29,16 @@
  *	(unless the handler paused or resumed it meanwhile), and ics holds
  *	this message and every later one from that peer on the channel until
  *	the handler resumes the channel; then it offers them again, in order,
- *	before anything newer. A sender's message is done only once a handler
- *	took it (or it arrived when no handler was registered: then it is
- *	counted as unclaimed; but for handler_wait_ms after a handler
- *	unregisters its channel stays paused, and what is held or arrives
- *	waits for the next handler). Messages held from a node stay held when it is
- *	declared down (it may not have declared us down, and still count on
- *	them): they may be offered after its down event.
+ *	before anything newer. While any peer's messages are held, the
+ *	channel stays paused for every peer, whatever the handler says: a
+ *	handler must take them as it has room, not wait for another peer's.
+ *	A sender's message is done only once a handler took it (or it
+ *	arrived when no handler was registered: then it is counted as
+ *	unclaimed; but for handler_wait_ms after a handler unregisters its
+ *	channel stays paused, and what is held or arrives waits for the next
+ *	handler). Messages held from a node stay held when it is declared
+ *	down (it may not have declared us down, and still count on them):
+ *	they may be offered after its down event.
  *
  * Embed it in your own structure and use container_of() in @rcv.
  */
@@ -126,7 +129,8 @@ u8 ics_node_id(struct net *net);
  * queue, whose limit blocks or refuses their senders) until the handler
  * resumes it; the frames already in flight still arrive: what the handler
  * cannot take then it refuses (-EAGAIN from @rcv), and ics holds it until
- * the channel is resumed. Other channels go on. A message whose first
+ * the channel is resumed (and the channel stays paused until what is held
+ * is taken). Other channels go on. A message whose first
  * frames went already is finished. Only the channel's registered handler
  * @h may pause it (a call with another is ignored). Unregistering keeps
  * the channel paused for handler_wait_ms (unless it is 0): the messages
