@@ -598,7 +598,9 @@ held_down_run()
 	r0=$(chan_get "$NS_B" TEST rx msgs)
 	f0=$(link_get "$NS_A" 2 msgs_failed)
 	hold_start $n small 1 || return 1
-	tc -n "$NS_B" qdisc add dev veth0 root netem delay "$(ics_slow_ms 1000)ms" || return 1
+	# 1 s, however slow the kernel: under link_timeout_ms (1.5 s), past
+	# which node 1 would fail the messages that wait for an ACK
+	tc -n "$NS_B" qdisc add dev veth0 root netem delay 1000ms || return 1
 	dev_in "$NS_A" syncsig 2 $n small 0 "$mark" "$out" &
 	wpid=$!
 	wait_eq 60 $((h0 + n - 1)) "messages node 2 holds for the reader" \
