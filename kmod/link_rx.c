@@ -154,16 +154,17 @@ void ics_hold(struct ics_peer *p, u8 channel, u32 msg_id, struct sk_buff *skb)
  * received now, as ics_deliver() counts them. In its cb: f.bundle set;
  * f.off, the next record; f.msg_id, its message; f.frame_len, the
  * records left; f.msg_len, the charge. Under @p's lock; consumes @skb.
+ * Returns the records from @off on.
  */
-static void ics_hold_rest(struct ics_peer *p, struct sk_buff *skb, u8 channel, u32 off,
-			  u32 msg_id)
+static u32 ics_hold_rest(struct ics_peer *p, struct sk_buff *skb, u8 channel, u32 off,
+			 u32 msg_id)
 {
 	struct ics_frag *f = &ICS_RXCB(skb)->f;
 	struct ics_wire_brec r;
-	u32 o, n = 0;
+	u32 o, n = 0, all = 0;
 
 	/* resent messages are the first ones, if any: their ids only grow */
-	for (o = off; o < skb->len; o += sizeof(r) + ntohs(r.len), msg_id++) {
+	for (o = off; o < skb->len; o += sizeof(r) + ntohs(r.len), msg_id++, all++) {
 		skb_copy_bits(skb, o, &r, sizeof(r));	/* rx.c checked */
 		if (!ics_deliver_note(p, channel, msg_id, ntohs(r.len)))
 			continue;
@@ -174,7 +175,7 @@ static void ics_hold_rest(struct ics_peer *p, struct sk_buff *skb, u8 channel, u
 	}
 	if (!n) {
 		consume_skb(skb);
-		return;
+		return all;
 	}
 	/* a frame in a buffer far larger than itself is copied, as reasm.c does */
 	if (skb->truesize > 3 * SKB_TRUESIZE(skb->len - off)) {
@@ -194,6 +195,7 @@ static void ics_hold_rest(struct ics_peer *p, struct sk_buff *skb, u8 channel, u
 	f->frame_len = n;
 	f->msg_len = max_t(u64, ics_msg_cost(skb->len - off), skb->truesize);
 	__ics_hold(p, channel, skb, f->msg_len, n);
+	return all;
 }
 
 /*
@@ -334,19 +336,15 @@ static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct
 	struct ics_net *in = p->b->in;
 	struct ics_wire_brec r;
 	struct sk_buff *m;
-	u32 off = 0, k = 0, len, n;
+	u32 off, k = 0, len;
 
-	for (n = 0; off < skb->len; n++) {	/* records, for the counters */
-		skb_copy_bits(skb, off, &r, sizeof(r));	/* rx.c checked */
-		off += sizeof(r) + ntohs(r.len);
-	}
 	for (off = 0; off < skb->len; off += len, k++) {
 		if (!skb_queue_empty(&p->link.held[f->channel])) {
-			ics_hold_rest(p, skb, f->channel, off, f->msg_id + k);
+			k += ics_hold_rest(p, skb, f->channel, off, f->msg_id + k);
 			skb = NULL;
 			break;
 		}
-		skb_copy_bits(skb, off, &r, sizeof(r));
+		skb_copy_bits(skb, off, &r, sizeof(r));	/* rx.c checked */
 		len = ntohs(r.len);
 		off += sizeof(r);
 		m = alloc_skb(len, GFP_ATOMIC);
@@ -357,7 +355,7 @@ static bool ics_bundle_rcv(struct ics_peer *p, struct sk_buff *skb, const struct
 	}
 	ics_count_rx_frame(in, f->frame_len);
 	ics_count(in, ICS_STAT_RX_BUNDLES);
-	ics_stat_add(in->stats->ctr[ICS_STAT_RX_BUNDLED], n);
+	ics_stat_add(in->stats->ctr[ICS_STAT_RX_BUNDLED], k);
 	consume_skb(skb);
 	return true;
 fail:
